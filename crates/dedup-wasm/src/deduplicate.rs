@@ -1,0 +1,512 @@
+//! The detector: both passes and the loop rules over one stream of chars, the batch check, the
+//! streaming monitor and its action policy.
+//!
+//! Everything is driven one char at a time, and every decision depends only on the chars seen so far,
+//! never on how they were chunked. A batch check is a stream fed in one piece, so batch and streaming
+//! agree by construction, and a text fed in any chunking ends in the same state.
+//!
+//! ## Action policy
+//! - **Abort** only on a confirmed loop: a latched verdict of an abort-level loop rule
+//!   ([`crate::period`]). Near-exact repetition is the only kind that can get there; sentence-level
+//!   similarity never aborts.
+//! - **Steer** on softer evidence seen within the last `loop.window_chars` chars: a unit repeated
+//!   back to back without new information but not yet often enough to abort, corroborated sentence
+//!   repeats, or a steer-level loop rule (`sentence-recycle`, `gram-recycle-16`, `tight-phrase-loop`).
+//! - **None** otherwise, and always during the warmup chunks and below the content-length gate
+//!   (`8 * min_repeat_length` chars), except that a confirmed loop aborts whenever it is confirmed.
+//!   The loop rules have their own minimum (`loop.min_loop_chars`), and waiting for the gate would only
+//!   let the loop run on.
+
+use crate::error::DedupError;
+use crate::ngram::{Chain, NgramPass};
+use crate::period::{LoopEvidence, LoopRules, Severity};
+use crate::sentence::{SentencePair, SentencePass};
+use crate::settings::DedupSettings;
+use crate::text::{NormStream, SourceSpan};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Which pass found a repeated section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SectionSource {
+    /// Near-exact repetition found by the n-gram pass.
+    Ngram,
+    /// Two sentences saying the same thing, corroborated.
+    Sentence,
+    /// A confirmed loop (a unit repeated back to back with no new information).
+    Period,
+}
+
+/// A repeated stretch of text and the earlier stretch it repeats. Offsets are byte offsets into the
+/// text checked (for a stream: into everything fed so far).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepeatedSection {
+    pub original_start: usize,
+    pub original_end: usize,
+    pub repeat_start: usize,
+    pub repeat_end: usize,
+    /// Similarity of the repeat to the original in [0, 1].
+    pub similarity: f64,
+    pub source: SectionSource,
+}
+
+/// The result of [`check_repetition`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepetitionResult {
+    /// True when any section was found.
+    pub repeated: bool,
+    /// Share of the (whitespace-collapsed) text that repeats earlier text near-exactly, in [0, 1].
+    pub ratio: f64,
+    /// Sections ordered by where the repeat starts.
+    pub sections: Vec<RepeatedSection>,
+}
+
+/// What a host should do about the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamAction {
+    None,
+    /// Inject a corrective message; the output is drifting into repetition.
+    Steer,
+    /// Stop generating: the output is a degenerate loop.
+    Abort,
+}
+
+/// The state of a stream after a chunk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamCheck {
+    /// True when any repeated section is known in the retained text.
+    pub repeated: bool,
+    /// Share of the stream so far that repeats earlier text near-exactly.
+    pub ratio: f64,
+    /// The action the policy recommends now.
+    pub action: StreamAction,
+    /// The most recent repeated sections (at most [`MAX_STREAM_SECTIONS`]).
+    pub sections: Vec<RepeatedSection>,
+    /// The loop verdict when aborting, or the soft finding when steering.
+    pub evidence: Option<LoopEvidence>,
+    /// Bytes fed so far.
+    pub bytes_seen: u64,
+}
+
+/// A stream reports at most this many recent sections.
+pub const MAX_STREAM_SECTIONS: usize = 32;
+
+/// A section with positions in both bytes and UTF-16 units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Section {
+    pub original: SourceSpan,
+    pub repeat: SourceSpan,
+    pub similarity: f64,
+    pub source: SectionSource,
+}
+
+impl Section {
+    pub(crate) fn public(&self) -> RepeatedSection {
+        RepeatedSection {
+            original_start: self.original.start.byte as usize,
+            original_end: self.original.end.byte as usize,
+            repeat_start: self.repeat.start.byte as usize,
+            repeat_end: self.repeat.end.byte as usize,
+            similarity: self.similarity,
+            source: self.source,
+        }
+    }
+}
+
+/// Forget-before housekeeping runs every this many chars.
+const HOUSEKEEPING_EVERY: u64 = 4096;
+
+/// One channel of text (content or reasoning) through every pass.
+pub(crate) struct Detector {
+    settings: DedupSettings,
+    text: NormStream,
+    ngram: NgramPass,
+    sentences: SentencePass,
+    rules: LoopRules,
+    sections: VecDeque<Section>,
+    max_sections: usize,
+    /// Normalized chars inside closed n-gram sections.
+    covered: u64,
+    /// Normalized position where the latest repetition evidence (a section or a pair) ended.
+    last_evidence_at: Option<u64>,
+    /// Source chars consumed (for the hard caps).
+    chars: u64,
+    /// Hard cap for this channel (0 = off) and the rule name to report.
+    cap: (u64, &'static str),
+    pairs: Vec<SentencePair>,
+}
+
+impl Detector {
+    /// A detector retaining `retain` chars (`usize::MAX` for a batch) and `max_sections` sections.
+    pub(crate) fn new(settings: DedupSettings, retain: usize, max_sections: usize, reasoning: bool) -> Self {
+        let cap = if reasoning {
+            (settings.loop_rules.max_reasoning_chars as u64, "max-reasoning-chars")
+        } else {
+            (settings.loop_rules.max_chars as u64, "max-chars")
+        };
+        Detector {
+            text: NormStream::new(retain),
+            ngram: NgramPass::new(settings.ngram_threshold, settings.window_size, settings.step_size),
+            sentences: SentencePass::new(settings.sentence_threshold, settings.context_gap_max, settings.min_sentence_tokens),
+            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions),
+            sections: VecDeque::new(),
+            max_sections,
+            covered: 0,
+            last_evidence_at: None,
+            chars: 0,
+            cap,
+            pairs: Vec::new(),
+            settings,
+        }
+    }
+
+    pub(crate) fn settings(&self) -> &DedupSettings {
+        &self.settings
+    }
+
+    pub(crate) fn push_str(&mut self, s: &str) {
+        for c in s.chars() {
+            self.push_char(c);
+        }
+    }
+
+    #[inline]
+    fn push_char(&mut self, c: char) {
+        self.chars += 1;
+        if self.sentences.push(c, &mut self.pairs).is_some() && !self.pairs.is_empty() {
+            self.take_pairs();
+        }
+        let Detector { text, ngram, rules, .. } = self;
+        let mut retired: Option<Chain> = None;
+        text.push(c, |text, pos, ch| {
+            if let Some(done) = ngram.step(text, pos, ch) {
+                retired = Some(done);
+            }
+            rules.on_char(text, pos, ch, ngram);
+        });
+        if let Some(chain) = retired {
+            self.record_chain(chain);
+        }
+        let end = self.text.end();
+        if let Some(stale) = self.ngram.retire_stale(end) {
+            self.record_chain(stale);
+        }
+        if end % HOUSEKEEPING_EVERY == 0 && end > 0 {
+            let (base, retained) = (self.text.base(), end - self.text.base());
+            self.ngram.forget_before(base, retained);
+            self.rules.forget_before(base, retained);
+        }
+        if self.cap.0 > 0 && self.chars >= self.cap.0 && self.rules.verdict().is_none() {
+            self.latch_cap();
+        }
+    }
+
+    fn latch_cap(&mut self) {
+        let at = self.text.consumed();
+        let e = LoopEvidence {
+            rule: self.cap.1.to_string(),
+            detail: format!("{} chars reached the cap of {}", self.chars, self.cap.0),
+            sample: String::new(),
+            severity: Severity::Abort,
+            start: at.byte,
+            at: at.byte,
+            start_utf16: at.utf16,
+            at_utf16: at.utf16,
+            unit_spans: None,
+        };
+        self.rules.latch(e);
+    }
+
+    /// Ends a batch text: closes open matches and the last sentence.
+    pub(crate) fn finish(&mut self) {
+        for chain in self.ngram.finish() {
+            self.record_chain(chain);
+        }
+        if self.sentences.finish(&mut self.pairs).is_some() || !self.pairs.is_empty() {
+            self.take_pairs();
+        }
+    }
+
+    fn chain_section(&self, c: &Chain) -> Option<Section> {
+        if c.len() < self.settings.min_repeat_length as u64 {
+            return None;
+        }
+        let orig_start = c.start.checked_sub(c.first_period)?;
+        let orig_end = c.end.checked_sub(c.period)?;
+        if orig_start < self.text.base() || orig_end <= orig_start {
+            return None;
+        }
+        Some(Section {
+            original: self.text.span(orig_start, orig_end),
+            repeat: self.text.span(c.start, c.end),
+            similarity: c.similarity(),
+            source: SectionSource::Ngram,
+        })
+    }
+
+    fn record_chain(&mut self, c: Chain) {
+        if let Some(section) = self.chain_section(&c) {
+            self.covered += c.len();
+            self.last_evidence_at = Some(c.end);
+            if let Some(held) = self.sentences.held() {
+                if overlaps(&held.repeat, &section.repeat) {
+                    if let Some(p) = self.sentences.confirm_held() {
+                        self.pairs.push(p);
+                    }
+                }
+            }
+            self.push_section(section);
+            if !self.pairs.is_empty() {
+                self.take_pairs();
+            }
+        }
+    }
+
+    fn take_pairs(&mut self) {
+        let pairs = std::mem::take(&mut self.pairs);
+        for p in pairs {
+            self.last_evidence_at = Some(self.text.end());
+            self.push_section(Section { original: p.original, repeat: p.repeat, similarity: p.similarity, source: SectionSource::Sentence });
+        }
+    }
+
+    fn push_section(&mut self, s: Section) {
+        self.sections.push_back(s);
+        if self.sections.len() > self.max_sections {
+            self.sections.pop_front();
+        }
+    }
+
+    /// Sections known now: closed ones plus the chain still growing, ordered by repeat start.
+    pub(crate) fn sections(&self) -> Vec<Section> {
+        let mut out: Vec<Section> = self.sections.iter().copied().collect();
+        if let Some(live) = self.ngram.live_chain() {
+            if let Some(s) = self.chain_section(&live) {
+                out.push(s);
+            }
+        }
+        if let Some(v) = self.rules.verdict() {
+            if let Some(s) = self.verdict_section(v) {
+                out.push(s);
+            }
+        }
+        out.sort_by(|a, b| a.repeat.start.byte.cmp(&b.repeat.start.byte).then(a.repeat.end.byte.cmp(&b.repeat.end.byte)));
+        out
+    }
+
+    fn verdict_section(&self, v: &LoopEvidence) -> Option<Section> {
+        let (orig, rep) = v.unit_spans?;
+        Some(Section { original: orig, repeat: rep, similarity: 1.0, source: SectionSource::Period })
+    }
+
+    /// Share of the normalized text inside near-exact repeats.
+    pub(crate) fn ratio(&self) -> f64 {
+        let total = self.text.end();
+        if total == 0 {
+            return 0.0;
+        }
+        let live = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64).map_or(0, |c| c.len());
+        ((self.covered + live) as f64 / total as f64).min(1.0)
+    }
+
+    pub(crate) fn verdict(&self) -> Option<&LoopEvidence> {
+        self.rules.verdict()
+    }
+
+    /// Soft evidence of repetition that is still current.
+    pub(crate) fn steer_evidence(&self) -> Option<LoopEvidence> {
+        let pos = self.text.end();
+        if let Some(e) = self.rules.soft(pos) {
+            return Some(e.clone());
+        }
+        let window = self.settings.loop_rules.window_chars as u64;
+        let live = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64 && c.len() >= c.period);
+        if let Some(c) = live {
+            return Some(self.rules.describe_chain(&self.text, &c, pos.saturating_sub(1)));
+        }
+        match self.last_evidence_at {
+            Some(at) if at + window >= pos && self.sentences.pairs_seen() >= 2 => {
+                let last = self.sections.back()?;
+                Some(LoopEvidence {
+                    rule: "repeated-section".into(),
+                    detail: format!("{:?} repeat of {} bytes, similarity {:.2}", last.source, last.repeat.end.byte - last.repeat.start.byte, last.similarity).to_lowercase(),
+                    sample: String::new(),
+                    severity: Severity::Steer,
+                    start: last.repeat.start.byte,
+                    at: self.text.consumed().byte,
+                    start_utf16: last.repeat.start.utf16,
+                    at_utf16: self.text.consumed().utf16,
+                    unit_spans: None,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn consumed_bytes(&self) -> u64 {
+        self.text.consumed().byte
+    }
+
+    pub(crate) fn consumed_utf16(&self) -> u64 {
+        self.text.consumed().utf16
+    }
+}
+
+fn overlaps(a: &SourceSpan, b: &SourceSpan) -> bool {
+    a.start.byte < b.end.byte && b.start.byte < a.end.byte
+}
+
+/// Checks a whole text for repetition: every near-exact repeat of at least `min_repeat_length` chars,
+/// every corroborated sentence repeat, and a confirmed loop if there is one.
+///
+/// ```
+/// use dedup_wasm::{check_repetition, DedupSettings};
+/// let text = "The build failed because the cache was stale. ".repeat(4);
+/// let result = check_repetition(&text, &DedupSettings::default()).unwrap();
+/// assert!(result.repeated);
+/// let s = &result.sections[0];
+/// assert!(text[s.repeat_start..s.repeat_end].starts_with("The build failed"));
+/// ```
+pub fn check_repetition(text: &str, settings: &DedupSettings) -> Result<RepetitionResult, DedupError> {
+    let (sections, ratio) = check_sections(text, settings)?;
+    Ok(RepetitionResult { repeated: !sections.is_empty(), ratio, sections: sections.iter().map(Section::public).collect() })
+}
+
+/// [`check_repetition`] with both offset units kept (for the wasm bridge).
+pub(crate) fn check_sections(text: &str, settings: &DedupSettings) -> Result<(Vec<Section>, f64), DedupError> {
+    settings.validate()?;
+    let mut d = Detector::new(settings.clone(), usize::MAX, usize::MAX, false);
+    d.push_str(text);
+    d.finish();
+    Ok((d.sections(), d.ratio()))
+}
+
+/// A streaming monitor: feed chunks as they arrive, act on the verdict.
+///
+/// Memory is bounded: the last `max_window_chars` chars, their fingerprints, and at most
+/// [`MAX_STREAM_SECTIONS`] sections are kept, however long the stream runs.
+///
+/// ```
+/// use dedup_wasm::{DedupSettings, StreamingState, StreamAction};
+/// let mut monitor = StreamingState::new(DedupSettings::default()).unwrap();
+/// let mut last = None;
+/// for _ in 0..20 {
+///     last = Some(monitor.feed_chunk("I will check the file again. "));
+/// }
+/// assert_eq!(monitor.determine_action(last.as_ref().unwrap()), StreamAction::Abort);
+/// ```
+pub struct StreamingState {
+    content: Detector,
+    reasoning: Option<Detector>,
+    chunks: u64,
+    last_delta_at: u64,
+    last: Option<StreamCheck>,
+}
+
+impl StreamingState {
+    /// A monitor with validated settings.
+    pub fn new(settings: DedupSettings) -> Result<Self, DedupError> {
+        settings.validate()?;
+        Ok(StreamingState::fresh(settings))
+    }
+
+    fn fresh(settings: DedupSettings) -> Self {
+        StreamingState {
+            content: Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, false),
+            reasoning: None,
+            chunks: 0,
+            last_delta_at: 0,
+            last: None,
+        }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &DedupSettings {
+        self.content.settings()
+    }
+
+    /// Feeds a chunk of the model's visible output and returns the stream's state.
+    pub fn feed_chunk(&mut self, chunk: &str) -> StreamCheck {
+        self.content.push_str(chunk);
+        self.after_chunk()
+    }
+
+    /// Feeds a chunk of the model's reasoning ("thinking") text: it is analyzed on its own channel with
+    /// its own cap (`loop.max_reasoning_chars`); a loop there aborts the stream as well.
+    pub fn feed_reasoning_chunk(&mut self, chunk: &str) -> StreamCheck {
+        let settings = self.content.settings().clone();
+        self.reasoning
+            .get_or_insert_with(|| Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, true))
+            .push_str(chunk);
+        self.after_chunk()
+    }
+
+    fn after_chunk(&mut self) -> StreamCheck {
+        self.chunks += 1;
+        let seen = self.total_chars();
+        let delta = seen - self.last_delta_at;
+        if let Some(last) = &self.last {
+            if delta < self.content.settings().min_chunk_delta as u64 && last.action != StreamAction::Abort && self.verdict().is_none() {
+                return last.clone();
+            }
+        }
+        self.last_delta_at = seen;
+        let check = self.compute_check();
+        self.last = Some(check.clone());
+        check
+    }
+
+    fn total_chars(&self) -> u64 {
+        self.content.chars + self.reasoning.as_ref().map_or(0, |r| r.chars)
+    }
+
+    fn verdict(&self) -> Option<&LoopEvidence> {
+        self.content.verdict().or_else(|| self.reasoning.as_ref().and_then(|r| r.verdict()))
+    }
+
+    fn compute_check(&self) -> StreamCheck {
+        let s = self.content.settings();
+        let sections: Vec<RepeatedSection> = self.content.sections().iter().rev().take(MAX_STREAM_SECTIONS).rev().map(Section::public).collect();
+        let gated = self.chunks <= s.warmup_chunks as u64 || self.total_chars() < s.min_content_chars() as u64;
+        let (action, evidence) = if let Some(v) = self.verdict() {
+            (StreamAction::Abort, Some(v.clone()))
+        } else if gated {
+            (StreamAction::None, None)
+        } else {
+            match self.content.steer_evidence().or_else(|| self.reasoning.as_ref().and_then(|r| r.steer_evidence())) {
+                Some(e) => (StreamAction::Steer, Some(e)),
+                None => (StreamAction::None, None),
+            }
+        };
+        StreamCheck { repeated: !sections.is_empty(), ratio: self.content.ratio(), action, sections, evidence, bytes_seen: self.content.consumed_bytes() }
+    }
+
+    /// The action for a check returned by this monitor.
+    pub fn determine_action(&self, check: &StreamCheck) -> StreamAction {
+        check.action
+    }
+
+    /// Forgets everything: the monitor is as new, with the same settings.
+    pub fn reset(&mut self) {
+        let settings = self.content.settings().clone();
+        *self = StreamingState::fresh(settings);
+    }
+
+    /// The latest check (None before the first chunk).
+    pub fn last_check(&self) -> Option<&StreamCheck> {
+        self.last.as_ref()
+    }
+
+    pub(crate) fn content_detector(&self) -> &Detector {
+        &self.content
+    }
+
+    pub(crate) fn reasoning_detector(&self) -> Option<&Detector> {
+        self.reasoning.as_ref()
+    }
+}

@@ -1,0 +1,236 @@
+//! The n-gram pass: near-exact repeated sections found through rolling-hash fingerprints.
+//!
+//! Every normalized position `i` gets the Rabin–Karp hash of the [`GRAM`]-char gram ending at `i`.
+//! Two indexes answer "where did this gram last occur":
+//! - a *dense* index of every gram of the last [`DENSE_WINDOW`] chars (the most recent occurrence is
+//!   what reveals a loop's period), and
+//! - a *sparse* index of every `step_size`-th gram of everything retained, for repeats far apart.
+//!
+//! A hit (verified char by char, so hash collisions cannot create findings) opens a *segment*: an exact
+//! match on diagonal `d` (text at `i` equals text at `i - d`), extended backward to where it really
+//! starts and forward one char at a time as text arrives. Segments on nearly the same diagonal, separated
+//! by gaps of at most `window_size` chars, are chained as long as the chain stays at least
+//! `ngram_threshold` similar (matched chars / span): that is a near-exact repeat with an edited word
+//! or a counter in it. While a segment is open no lookups are needed, so a loop costs one char
+//! comparison per char.
+//!
+//! Cost: O(1) amortized per char (one hash update, at most two table lookups, one insert); memory:
+//! O(DENSE_WINDOW + retained / step_size).
+
+use crate::hash::{mix64, pow_wrapping, ROLL_BASE};
+use crate::table::PosTable;
+use crate::text::NormStream;
+
+/// Length in chars of the fingerprinted grams; also the shortest exact match that can seed a segment.
+pub const GRAM: usize = 16;
+/// Every gram of this many most recent chars is indexed.
+pub const DENSE_WINDOW: u64 = 2048;
+
+/// An exact or near-exact repeat: the text of `[start, end)` matches the text `period` chars earlier
+/// (the period may drift by a few chars along a chain, when the repeat has insertions or deletions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Chain {
+    /// Diagonal of the first segment: `start - first_period` is where the original begins.
+    pub first_period: u64,
+    /// Diagonal of the last segment: `end - period` is where the original ends.
+    pub period: u64,
+    pub start: u64,
+    pub end: u64,
+    /// Chars inside exact segments (the rest of the span is gaps).
+    pub matched: u64,
+}
+
+impl Chain {
+    #[inline]
+    pub(crate) fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    /// Matched chars over the span.
+    pub(crate) fn similarity(&self) -> f64 {
+        self.matched as f64 / self.len().max(1) as f64
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Segment {
+    d: u64,
+    start: u64,
+    end: u64,
+}
+
+pub(crate) struct NgramPass {
+    threshold: f64,
+    max_gap: u64,
+    step: u64,
+    roll: u64,
+    /// ROLL_BASE^GRAM: the weight of the char leaving the gram.
+    out_weight: u64,
+    dense: PosTable,
+    /// Gram hash of each of the last DENSE_WINDOW positions, to delete them from `dense` as they expire.
+    ring: Vec<u64>,
+    sparse: PosTable,
+    open: Option<Segment>,
+    chain: Option<Chain>,
+}
+
+/// Drift of the diagonal tolerated inside one chain: an inserted or deleted word, not a new alignment.
+#[inline]
+fn drift_ok(a: u64, b: u64) -> bool {
+    let diff = if a > b { a - b } else { b - a };
+    diff <= 2.max(a.min(b) / 16)
+}
+
+impl NgramPass {
+    pub(crate) fn new(threshold: f64, max_gap: usize, step: usize) -> Self {
+        NgramPass {
+            threshold,
+            max_gap: max_gap as u64,
+            step: step as u64,
+            roll: 0,
+            out_weight: pow_wrapping(ROLL_BASE, GRAM as u32),
+            dense: PosTable::with_capacity(DENSE_WINDOW as usize),
+            ring: vec![0; DENSE_WINDOW as usize],
+            sparse: PosTable::with_capacity(1024),
+            open: None,
+            chain: None,
+        }
+    }
+
+    /// The chain being built, including the segment still open.
+    pub(crate) fn live_chain(&self) -> Option<Chain> {
+        match (self.chain, self.open) {
+            (Some(c), Some(s)) if self.can_join(&c, &s) => Some(self.joined(&c, &s)),
+            (_, Some(s)) => Some(Chain { first_period: s.d, period: s.d, start: s.start, end: s.end, matched: s.end - s.start }),
+            (c, None) => c,
+        }
+    }
+
+    /// The exact match still growing, as a one-segment chain.
+    pub(crate) fn open_segment(&self) -> Option<Chain> {
+        self.open.map(|s| Chain { first_period: s.d, period: s.d, start: s.start, end: s.end, matched: s.end - s.start })
+    }
+
+    fn can_join(&self, c: &Chain, s: &Segment) -> bool {
+        if s.start < c.end || s.start - c.end > self.max_gap || !drift_ok(c.period, s.d) {
+            return false;
+        }
+        let j = self.joined(c, s);
+        j.similarity() >= self.threshold
+    }
+
+    fn joined(&self, c: &Chain, s: &Segment) -> Chain {
+        Chain { first_period: c.first_period, period: s.d, start: c.start, end: s.end, matched: c.matched + (s.end - s.start) }
+    }
+
+    /// Processes the normalized char at `pos` (already appended to `text`). Returns a chain that was
+    /// just completed (it can no longer grow), if any.
+    #[inline]
+    pub(crate) fn step(&mut self, text: &NormStream, pos: u64, ch: u32) -> Option<Chain> {
+        let gram_ready = pos + 1 >= text.base() + GRAM as u64 && pos + 1 >= GRAM as u64;
+        self.roll = self.roll.wrapping_mul(ROLL_BASE).wrapping_add(u64::from(ch) + 1);
+        if pos >= GRAM as u64 {
+            let leaving = if pos - (GRAM as u64) >= text.base() { text.at(pos - GRAM as u64) } else { 0 };
+            self.roll = self.roll.wrapping_sub(self.out_weight.wrapping_mul(u64::from(leaving) + 1));
+        }
+        let mut finished = None;
+
+        // Extend the open segment, or close it at the first mismatch.
+        if let Some(mut seg) = self.open {
+            if pos - seg.d >= text.base() && text.at(pos - seg.d) == ch {
+                seg.end = pos + 1;
+                self.open = Some(seg);
+            } else {
+                self.open = None;
+                finished = self.close_segment(seg);
+            }
+        }
+
+        if gram_ready {
+            let g = mix64(self.roll);
+            if self.open.is_none() {
+                let hit = self.dense.get(g).or_else(|| self.sparse.get(g).filter(|&j| j + 1 >= text.base() + GRAM as u64));
+                if let Some(j) = hit {
+                    if j < pos && self.verify(text, j, pos) {
+                        let d = pos - j;
+                        let mut start = pos + 1 - GRAM as u64;
+                        // Recover the part of the match that preceded the seed (a sparse hit comes late,
+                        // and after an edit the gram needs GRAM clean chars before it can fire).
+                        let floor = self.chain.map_or(0, |c| c.end).max(text.base() + d);
+                        while start > floor && text.at(start - 1) == text.at(start - 1 - d) {
+                            start -= 1;
+                        }
+                        self.open = Some(Segment { d, start, end: pos + 1 });
+                    }
+                }
+            }
+            self.index(g, pos);
+        }
+        finished
+    }
+
+    fn verify(&self, text: &NormStream, j: u64, i: u64) -> bool {
+        let g = GRAM as u64;
+        if j + 1 < g || j + 1 - g < text.base() {
+            return false;
+        }
+        (0..g).all(|k| text.at(j - k) == text.at(i - k))
+    }
+
+    fn index(&mut self, g: u64, pos: u64) {
+        let slot = (pos % DENSE_WINDOW) as usize;
+        if pos >= DENSE_WINDOW {
+            let expired = pos - DENSE_WINDOW;
+            self.dense.remove_if(self.ring[slot], expired);
+        }
+        self.ring[slot] = g;
+        self.dense.insert(g, pos);
+        if pos % self.step == 0 {
+            self.sparse.insert(g, pos);
+        }
+    }
+
+    /// Drops sparse entries older than `base` once they make up most of the table.
+    pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
+        let live_estimate = retained / self.step + 64;
+        if self.sparse.len() as u64 > 2 * live_estimate {
+            self.sparse.retain(|v| v >= base + GRAM as u64);
+        }
+    }
+
+    /// Joins a closed segment to the current chain or starts a new chain; returns the chain that
+    /// this retires, if any.
+    fn close_segment(&mut self, seg: Segment) -> Option<Chain> {
+        match self.chain {
+            Some(c) if self.can_join(&c, &seg) => {
+                self.chain = Some(self.joined(&c, &seg));
+                None
+            }
+            prev => {
+                self.chain = Some(Chain { first_period: seg.d, period: seg.d, start: seg.start, end: seg.end, matched: seg.end - seg.start });
+                prev
+            }
+        }
+    }
+
+    /// Closes everything (end of a batch text); returns the chains still pending, oldest first.
+    pub(crate) fn finish(&mut self) -> Vec<Chain> {
+        let mut out = Vec::new();
+        if let Some(seg) = self.open.take() {
+            if let Some(c) = self.close_segment(seg) {
+                out.push(c);
+            }
+        }
+        if let Some(c) = self.chain.take() {
+            out.push(c);
+        }
+        out
+    }
+
+    /// The chain currently building is stale when no segment is open and text has moved past its gap.
+    pub(crate) fn retire_stale(&mut self, pos: u64) -> Option<Chain> {
+        match (self.open, self.chain) {
+            (None, Some(c)) if pos > c.end + self.max_gap => self.chain.take(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Information gain: how much of a stretch of text says something not said before.
+//!
+//! The unit of "something" is a token bigram (two consecutive tokens, see [`crate::tokenize`]):
+//! single tokens recur too easily (every CJK char is a token), longer n-grams make one edited word
+//! look like a lot of news. A stretch of text whose bigrams all occurred earlier in the retained text
+//! adds no information; a counter ("step 97", "step 98") or a new name adds one bigram per change.
+//!
+//! This is what separates a loop from templated output that repeats as much: 99 verses of a song that
+//! count down keep producing a new number, a model stuck on "Thank you." does not.
+
+use crate::hash::{mix64, SeqHasher};
+use crate::table::PosTable;
+use crate::tokenize::is_cjk;
+use std::collections::VecDeque;
+
+pub(crate) struct Novelty {
+    seen: PosTable,
+    prev_token: u64,
+    word: Option<SeqHasher>,
+    /// Positions (normalized chars) where a never-seen bigram ended, oldest first.
+    novel: VecDeque<u64>,
+    horizon: u64,
+}
+
+#[inline]
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+impl Novelty {
+    /// Tracks novelty; positions of novel bigrams are kept for `horizon` chars.
+    pub(crate) fn new(horizon: u64) -> Self {
+        Novelty { seen: PosTable::with_capacity(1024), prev_token: 0, word: None, novel: VecDeque::new(), horizon }
+    }
+
+    /// Feeds the normalized char at `pos`.
+    #[inline]
+    pub(crate) fn push(&mut self, pos: u64, ch: u32) {
+        let c = char::from_u32(ch).unwrap_or(' ');
+        if is_word_char(c) && !is_cjk(c) {
+            self.word.get_or_insert_with(SeqHasher::new).push(ch);
+            return;
+        }
+        if let Some(w) = self.word.take() {
+            self.token(w.finish(), pos);
+        }
+        if is_cjk(c) {
+            let mut h = SeqHasher::new();
+            h.push(ch);
+            self.token(h.finish(), pos + 1);
+        }
+    }
+
+    fn token(&mut self, t: u64, end: u64) {
+        let bigram = mix64(self.prev_token.rotate_left(29) ^ t);
+        self.prev_token = t;
+        if self.seen.insert(bigram, end).is_none() {
+            self.novel.push_back(end);
+        }
+        while let Some(&front) = self.novel.front() {
+            if front + self.horizon < end {
+                self.novel.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Number of novel bigrams that ended in `[start, end)` (within the horizon).
+    pub(crate) fn novel_in(&self, start: u64, end: u64) -> usize {
+        let lo = self.novel.partition_point(|&p| p < start);
+        let hi = self.novel.partition_point(|&p| p < end);
+        hi.saturating_sub(lo)
+    }
+
+    /// Forgets bigrams last seen before `base` once they dominate the table.
+    pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
+        if self.seen.len() as u64 > retained / 2 + 1024 {
+            self.seen.retain(|v| v >= base);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(text: &str) -> Novelty {
+        let mut n = Novelty::new(u64::MAX / 2);
+        for (i, c) in text.chars().enumerate() {
+            n.push(i as u64, c as u32);
+        }
+        n.push(text.chars().count() as u64, ' ' as u32);
+        n
+    }
+
+    #[test]
+    fn a_verbatim_repeat_adds_nothing_after_its_first_boundary() {
+        let unit = "thank you for watching. ";
+        let text = unit.repeat(5);
+        let n = feed(&text);
+        let u = unit.len() as u64;
+        // The bigram "watching thank" is new once, at the start of the second copy.
+        assert_eq!(n.novel_in(2 * u, 5 * u + 1), 0);
+        assert_eq!(n.novel_in(u, 2 * u), 1);
+    }
+
+    #[test]
+    fn a_counter_adds_one_bigram_per_step() {
+        let text: String = (0..10).map(|i| format!("step {} done. ", i)).collect();
+        let n = feed(&text);
+        let half = text.len() as u64 / 2;
+        assert!(n.novel_in(half, text.len() as u64 + 1) >= 5);
+    }
+
+    #[test]
+    fn cjk_chars_are_tokens() {
+        let n = feed("该项检查通过。该项检查通过。该项检查通过。");
+        assert_eq!(n.novel_in(14, 22), 0);
+        assert!(n.novel_in(0, 7) >= 5);
+    }
+}

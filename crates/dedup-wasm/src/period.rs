@@ -1,0 +1,653 @@
+//! Loop rules: telling a degenerate loop from legitimately repetitive output.
+//!
+//! The repetition *ratio* cannot make that call: forty near-identical functions recycle more of their
+//! 16-grams than a real loop does. What can is the *shape* of the repetition and the *information*
+//! it carries:
+//!
+//! - a loop repeats one unit back to back (a period), and
+//! - after its first copy, a loop says nothing new: every token bigram of the third copy was already
+//!   in the text ([`crate::novelty`]). A table whose rows differ in numbers, "99 bottles" counting
+//!   down, forty functions with different names or a checklist with distinct labels all keep adding
+//!   bigrams.
+//!
+//! Rules that *abort* (they latch into a [`LoopEvidence`]):
+//! - `tight-period-loop` / `unit-loop`: a unit repeated back to back, exactly or near-exactly (the
+//!   n-gram pass's chain), at least `max_repetitions` times (a setting of [`crate::DedupSettings`]) over at least `min_loop_chars`, with no new
+//!   bigram after the second copy. The unit may be 1 char or thousands; periods up to `period_max`
+//!   are reported as `tight-period-loop` (the original detector's fragment loops), longer ones as
+//!   `unit-loop`. A unit made of one punctuation char (a separator line) needs `min_separator_chars`.
+//! - `paragraph-loop`: a paragraph of prose (at least `restart_min_period` chars) that starts over
+//!   verbatim and keeps going for `restart_min_chars`: models that restart an answer do this, and
+//!   legitimate prose does not.
+//! - `char-collapse-loop`: the window's text collapses to a handful of chars and fragments (the
+//!   original detector's rule), with no new bigram in the last `zero_gain_chars`.
+//! - `max-chars` / `max-reasoning-chars`: hard caps per channel (0 = off).
+//!
+//! Rules that only *steer* (softer evidence; each also fires on templated output, which is why none
+//! of them may abort): `sentence-recycle`, `gram-recycle-16`, `tight-phrase-loop`, with the original
+//! detector's thresholds. The zero-information-gain signal never fires alone; it loosens the fragment
+//! gates of `char-collapse-loop` as in the original.
+
+use crate::error::DedupError;
+use crate::hash::{mix64, DetMap, DetSet, SeqHasher};
+use crate::ngram::{Chain, NgramPass, GRAM};
+use crate::novelty::Novelty;
+use crate::settings::{count_field, float_field, kind_of};
+use crate::text::{NormStream, SourceSpan};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// Thresholds of the loop rules. Names follow the original detector where it had the rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LoopConfig {
+    /// Chars of recent text the window rules look at.
+    pub window_chars: usize,
+    /// Periods up to this many chars are reported as `tight-period-loop`.
+    pub period_max: usize,
+    /// Self-match of the tail at its period for the fragment rules (`char-collapse-loop` uses it as
+    /// corroboration).
+    pub period_match: f64,
+    /// Chars a loop must cover (all its occurrences) before it aborts.
+    pub min_loop_chars: usize,
+    /// Chars a loop of a single punctuation char must cover (separator lines are legitimate).
+    pub min_separator_chars: usize,
+    /// Shortest period of a `paragraph-loop`.
+    pub restart_min_period: usize,
+    /// Chars a paragraph must repeat verbatim to be a `paragraph-loop`.
+    pub restart_min_chars: usize,
+    /// Most distinct fragments (text between punctuation) in the window for `char-collapse-loop`.
+    pub max_fragment_kinds: usize,
+    /// Distinct-char ratio under which the window counts as collapsed.
+    pub char_collapse_ratio: f64,
+    /// Median fragment length under which the window counts as fragmented.
+    pub collapse_median_fragment: usize,
+    /// Chars without a new bigram that loosen the fragment gates (zero information gain).
+    pub zero_gain_chars: usize,
+    /// Loosened fragment-kind gate under zero information gain.
+    pub boosted_fragment_kinds: usize,
+    /// Loosened distinct-char ratio under zero information gain.
+    pub boosted_char_ratio: f64,
+    /// Share of recycled sentences in the window for `sentence-recycle` (steers).
+    pub sent_recycle: f64,
+    /// Sentences the window must hold for `sentence-recycle`.
+    pub sent_recycle_min_sentences: usize,
+    /// Window chars needed for `sentence-recycle`.
+    pub sent_recycle_min_window: usize,
+    /// Share of 16-grams recycled within the window for `gram-recycle-16` (steers).
+    pub gram_recycle16: f64,
+    /// Window chars needed for `gram-recycle-16`.
+    pub gram_recycle_min_window: usize,
+    /// 3-gram redundancy of the window for `tight-phrase-loop` (steers).
+    pub tight_redundancy: f64,
+    /// Window chars needed for `tight-phrase-loop`.
+    pub tight_min_window: usize,
+    /// Hard cap of the content channel in chars (0 = off).
+    pub max_chars: usize,
+    /// Hard cap of the reasoning channel in chars (0 = off).
+    pub max_reasoning_chars: usize,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            window_chars: 1600,
+            period_max: 48,
+            period_match: 0.92,
+            min_loop_chars: 120,
+            min_separator_chars: 600,
+            restart_min_period: 200,
+            restart_min_chars: 300,
+            max_fragment_kinds: 6,
+            char_collapse_ratio: 0.10,
+            collapse_median_fragment: 10,
+            zero_gain_chars: 400,
+            boosted_fragment_kinds: 10,
+            boosted_char_ratio: 0.16,
+            sent_recycle: 0.80,
+            sent_recycle_min_sentences: 20,
+            sent_recycle_min_window: 600,
+            gram_recycle16: 0.80,
+            gram_recycle_min_window: 900,
+            tight_redundancy: 0.90,
+            tight_min_window: 400,
+            max_chars: 200_000,
+            max_reasoning_chars: 120_000,
+        }
+    }
+}
+
+macro_rules! loop_fields {
+    ($m:ident) => {
+        $m!(window_chars, "windowChars", count, 64);
+        $m!(period_max, "periodMax", count, 1);
+        $m!(period_match, "periodMatch", ratio, 0);
+        $m!(min_loop_chars, "minLoopChars", count, 1);
+        $m!(min_separator_chars, "minSeparatorChars", count, 1);
+        $m!(restart_min_period, "restartMinPeriod", count, 1);
+        $m!(restart_min_chars, "restartMinChars", count, 1);
+        $m!(max_fragment_kinds, "maxFragmentKinds", count, 1);
+        $m!(char_collapse_ratio, "charCollapseRatio", ratio, 0);
+        $m!(collapse_median_fragment, "collapseMedianFragment", count, 1);
+        $m!(zero_gain_chars, "zeroGainChars", count, 1);
+        $m!(boosted_fragment_kinds, "boostedFragmentKinds", count, 1);
+        $m!(boosted_char_ratio, "boostedCharRatio", ratio, 0);
+        $m!(sent_recycle, "sentRecycle", ratio, 0);
+        $m!(sent_recycle_min_sentences, "sentRecycleMinSentences", count, 1);
+        $m!(sent_recycle_min_window, "sentRecycleMinWindow", count, 1);
+        $m!(gram_recycle16, "gramRecycle16", ratio, 0);
+        $m!(gram_recycle_min_window, "gramRecycleMinWindow", count, 1);
+        $m!(tight_redundancy, "tightRedundancy", ratio, 0);
+        $m!(tight_min_window, "tightMinWindow", count, 1);
+        $m!(max_chars, "maxChars", count, 0);
+        $m!(max_reasoning_chars, "maxReasoningChars", count, 0);
+    };
+}
+
+impl LoopConfig {
+    /// Checks every field; the error names the first field at fault.
+    ///
+    /// Ratios may be set above 1 (up to 2) to switch a rule off, as the original detector allowed
+    /// ("set sentRecycle to 1.01").
+    #[allow(unused_comparisons)]
+    pub fn validate(&self) -> Result<(), DedupError> {
+        macro_rules! check {
+            ($f:ident, $json:expr, ratio, $min:expr) => {
+                if !self.$f.is_finite() || self.$f <= 0.0 || self.$f > 2.0 {
+                    return Err(DedupError::setting(stringify!($f), "must be a finite number in (0, 2] (above 1 turns the rule off)", self.$f));
+                }
+            };
+            ($f:ident, $json:expr, count, $min:expr) => {
+                if self.$f < $min {
+                    return Err(DedupError::setting(stringify!($f), concat!("must be at least ", stringify!($min)), self.$f));
+                }
+                if self.$f > (1 << 30) {
+                    return Err(DedupError::setting(stringify!($f), "must be at most 2^30", self.$f));
+                }
+            };
+        }
+        loop_fields!(check);
+        if self.window_chars < self.zero_gain_chars {
+            return Err(DedupError::setting("zero_gain_chars", "must not exceed window_chars", self.zero_gain_chars));
+        }
+        Ok(())
+    }
+
+    /// Applies a partial JSON object (camelCase names) over `self`, then validates.
+    pub fn merge_json(mut self, overrides: &Value) -> Result<Self, DedupError> {
+        let obj = match overrides {
+            Value::Object(m) => m,
+            Value::Null => return self.validate().map(|_| self),
+            other => return Err(DedupError::argument("loop", "must be an object", kind_of(other))),
+        };
+        for (key, value) in obj {
+            let mut known = false;
+            macro_rules! set {
+                ($f:ident, $json:expr, ratio, $min:expr) => {
+                    if key == $json {
+                        self.$f = float_field(stringify!($f), value)?;
+                        known = true;
+                    }
+                };
+                ($f:ident, $json:expr, count, $min:expr) => {
+                    if key == $json {
+                        self.$f = count_field(stringify!($f), value)?;
+                        known = true;
+                    }
+                };
+            }
+            loop_fields!(set);
+            if !known {
+                return Err(DedupError::argument("loop", "has no field of this name", key));
+            }
+        }
+        self.validate()?;
+        Ok(self)
+    }
+}
+
+/// How strongly a rule's finding should be acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Soft evidence: worth a corrective message, never worth killing the stream.
+    Steer,
+    /// A confirmed loop.
+    Abort,
+}
+
+/// A rule's finding: which rule, what it measured, a sample of the repeated text and where the loop
+/// began. Offsets are in the caller's units of the channel (bytes natively; the wasm bridge converts
+/// to UTF-16).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopEvidence {
+    pub rule: String,
+    pub detail: String,
+    pub sample: String,
+    pub severity: Severity,
+    /// Byte offset (in the channel's text) where the repeated stretch begins.
+    pub start: u64,
+    /// Byte offset where the finding was made (the text seen so far when it fired).
+    pub at: u64,
+    /// UTF-16 twins of `start` and `at`, for hosts that index strings in UTF-16.
+    #[serde(skip)]
+    pub(crate) start_utf16: u64,
+    #[serde(skip)]
+    pub(crate) at_utf16: u64,
+    /// For unit rules: the first copy of the unit and the repeats after it.
+    #[serde(skip)]
+    pub(crate) unit_spans: Option<(SourceSpan, SourceSpan)>,
+}
+
+/// Evaluate the window rules every this many normalized chars (they scan the window).
+const WINDOW_EVAL_EVERY: u64 = 128;
+/// A copy whose original begins within this many chars of the channel's start restarts the text.
+const RESTART_SLACK: u64 = 16;
+/// Longest sample quoted in evidence, in chars.
+const SAMPLE_CHARS: usize = 80;
+
+#[inline]
+fn is_fragment_separator(c: char) -> bool {
+    c == ' ' || (c.is_ascii_punctuation() && c != '_') || matches!(c, '，' | '。' | '！' | '？' | '、' | '；' | '：' | '…' | '“' | '”' | '‘' | '’' | '（' | '）' | '《' | '》' | '「' | '」' | '—')
+}
+
+/// Char-level statistics of a window: distinct chars, fragments (text between separators) and
+/// char trigrams.
+struct WindowStats {
+    chars: usize,
+    distinct: usize,
+    kinds: usize,
+    median_fragment: usize,
+    grams3: usize,
+    distinct3: usize,
+}
+
+impl WindowStats {
+    fn of(chars: impl Iterator<Item = u32>) -> Self {
+        let mut distinct: DetSet<u32> = DetSet::default();
+        let mut fragments: DetSet<u64> = DetSet::default();
+        let mut lengths: Vec<usize> = Vec::new();
+        let mut grams3: DetSet<u64> = DetSet::default();
+        let (mut h, mut len, mut n, mut total3) = (SeqHasher::new(), 0usize, 0usize, 0usize);
+        let (mut p1, mut p2) = (u32::MAX, u32::MAX);
+        for ch in chars {
+            n += 1;
+            distinct.insert(ch);
+            if p2 != u32::MAX {
+                grams3.insert(mix64((u64::from(p2) << 42) ^ (u64::from(p1) << 21) ^ u64::from(ch)));
+                total3 += 1;
+            }
+            p2 = p1;
+            p1 = ch;
+            if is_fragment_separator(char::from_u32(ch).unwrap_or(' ')) {
+                if len > 0 {
+                    fragments.insert(h.finish());
+                    lengths.push(len);
+                }
+                h = SeqHasher::new();
+                len = 0;
+            } else {
+                h.push(ch);
+                len += 1;
+            }
+        }
+        if len > 0 {
+            fragments.insert(h.finish());
+            lengths.push(len);
+        }
+        lengths.sort_unstable();
+        WindowStats {
+            chars: n,
+            distinct: distinct.len(),
+            kinds: fragments.len(),
+            median_fragment: lengths.get(lengths.len() / 2).copied().unwrap_or(0),
+            grams3: total3,
+            distinct3: grams3.len(),
+        }
+    }
+
+    fn char_ratio(&self) -> f64 {
+        self.distinct as f64 / self.chars.max(1) as f64
+    }
+
+    /// Few distinct chars, short fragments, few kinds of fragment.
+    fn collapsed(&self, max_ratio: f64, max_median: usize, max_kinds: usize) -> bool {
+        self.chars > 0 && self.char_ratio() < max_ratio && self.median_fragment < max_median && self.kinds <= max_kinds && self.kinds > 0
+    }
+}
+
+/// True when the last `window_chars` of `text` (lowercased, whitespace collapsed) have collapsed to a
+/// few distinct chars in short, few kinds of fragments: the `char-collapse-loop` test on its own,
+/// without the information-gain condition the streaming rule adds.
+pub fn is_char_collapsed(text: &str, cfg: &LoopConfig) -> bool {
+    let mut norm = NormStream::new(usize::MAX);
+    let mut chars: Vec<u32> = Vec::new();
+    for c in text.chars() {
+        norm.push(c, |_, _, ch| chars.push(ch));
+    }
+    let tail = &chars[chars.len().saturating_sub(cfg.window_chars)..];
+    WindowStats::of(tail.iter().copied()).collapsed(cfg.char_collapse_ratio, cfg.collapse_median_fragment, cfg.max_fragment_kinds)
+}
+
+pub(crate) struct LoopRules {
+    cfg: LoopConfig,
+    /// Occurrences of a unit (counting the first) that make a loop: `DedupSettings::max_repetitions`.
+    min_occurrences: u64,
+    novelty: Novelty,
+    /// Per-position flag: the 16-gram ending here occurred earlier within the window.
+    gram_recycled: VecDeque<bool>,
+    last16: DetMap<u64, u64>,
+    roll16: VecDeque<u32>,
+    /// Normalized sentences of the window (hash, end position), for `sentence-recycle`.
+    sentences: VecDeque<(u64, u64)>,
+    sentence_hasher: SeqHasher,
+    sentence_has_content: bool,
+    /// Position from which the current exact/near-exact chain was already judged (avoids rescans).
+    judged_unit: Option<(u64, u64, UnitClass)>,
+    verdict: Option<LoopEvidence>,
+    soft: Option<LoopEvidence>,
+    soft_until: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum UnitClass {
+    /// Contains letters or digits.
+    Wordy { prose: bool },
+    /// Only punctuation, symbols and spaces, with at least two distinct chars.
+    Symbols,
+    /// One punctuation char repeated (a separator line).
+    Separator,
+}
+
+fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
+    let mut distinct: Vec<u32> = Vec::new();
+    let (mut letters, mut non_space, mut terminators) = (0usize, 0usize, 0usize);
+    for p in start..end {
+        let ch = text.at(p);
+        let c = char::from_u32(ch).unwrap_or(' ');
+        if distinct.len() < 3 && !distinct.contains(&ch) {
+            distinct.push(ch);
+        }
+        if c != ' ' {
+            non_space += 1;
+        }
+        if c.is_alphanumeric() {
+            letters += 1;
+        }
+        if matches!(c, '.' | '!' | '?' | '。' | '！' | '？') {
+            terminators += 1;
+        }
+    }
+    if letters > 0 {
+        // Prose: mostly letters, and sentences in it.
+        let prose = non_space > 0 && letters * 100 >= non_space * 80 && terminators >= 2;
+        UnitClass::Wordy { prose }
+    } else if distinct.len() >= 2 {
+        UnitClass::Symbols
+    } else {
+        UnitClass::Separator
+    }
+}
+
+impl LoopRules {
+    pub(crate) fn new(cfg: LoopConfig, min_occurrences: usize) -> Self {
+        let horizon = (cfg.window_chars as u64).max(4096) * 4;
+        LoopRules {
+            novelty: Novelty::new(horizon),
+            gram_recycled: VecDeque::new(),
+            last16: DetMap::default(),
+            roll16: VecDeque::new(),
+            sentences: VecDeque::new(),
+            sentence_hasher: SeqHasher::new(),
+            sentence_has_content: false,
+            judged_unit: None,
+            verdict: None,
+            soft: None,
+            soft_until: 0,
+            min_occurrences: min_occurrences.max(2) as u64,
+            cfg,
+        }
+    }
+
+    /// The latched abort-level verdict.
+    pub(crate) fn verdict(&self) -> Option<&LoopEvidence> {
+        self.verdict.as_ref()
+    }
+
+    /// The most recent steer-level finding, while it is fresh (within a window of its firing).
+    pub(crate) fn soft(&self, pos: u64) -> Option<&LoopEvidence> {
+        if pos <= self.soft_until {
+            self.soft.as_ref()
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn latch(&mut self, e: LoopEvidence) {
+        if self.verdict.is_none() {
+            self.verdict = Some(e);
+        }
+    }
+
+    /// Processes the normalized char at `pos` after the n-gram pass has seen it.
+    pub(crate) fn on_char(&mut self, text: &NormStream, pos: u64, ch: u32, ngram: &NgramPass) {
+        self.novelty.push(pos, ch);
+        self.track_window_grams(text, pos, ch);
+        self.track_sentence(pos, ch);
+        if self.verdict.is_some() {
+            return;
+        }
+        self.judge_chain(text, pos, ngram);
+        if (pos + 1) % WINDOW_EVAL_EVERY == 0 {
+            self.judge_window(text, pos);
+        }
+    }
+
+    /// Drops state that refers to text older than `base`.
+    pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
+        self.novelty.forget_before(base, retained);
+    }
+
+    fn track_window_grams(&mut self, text: &NormStream, pos: u64, ch: u32) {
+        let window = self.cfg.window_chars as u64;
+        self.roll16.push_back(ch);
+        if self.roll16.len() > GRAM {
+            self.roll16.pop_front();
+        }
+        let mut recycled = false;
+        if self.roll16.len() == GRAM {
+            let mut h = SeqHasher::new();
+            self.roll16.iter().for_each(|&c| h.push(c));
+            let g = h.finish();
+            if let Some(prev) = self.last16.insert(g, pos) {
+                recycled = prev + window > pos;
+            }
+        }
+        self.gram_recycled.push_back(recycled);
+        if self.gram_recycled.len() as u64 > window {
+            self.gram_recycled.pop_front();
+        }
+        if self.last16.len() as u64 > 4 * window {
+            self.last16.retain(|_, &mut p| p + window > pos);
+        }
+        let _ = text;
+    }
+
+    fn track_sentence(&mut self, pos: u64, ch: u32) {
+        let c = char::from_u32(ch).unwrap_or(' ');
+        let ends = matches!(c, '.' | '!' | '?' | ';' | '。' | '！' | '？' | '；' | '…' | '\n');
+        if !ends {
+            if c != ' ' {
+                self.sentence_hasher.push(ch);
+                self.sentence_has_content |= c.is_alphanumeric();
+            }
+            return;
+        }
+        if self.sentence_has_content {
+            self.sentences.push_back((self.sentence_hasher.finish(), pos));
+        }
+        self.sentence_hasher = SeqHasher::new();
+        self.sentence_has_content = false;
+        let window = self.cfg.window_chars as u64;
+        while let Some(&(_, end)) = self.sentences.front() {
+            if end + window <= pos {
+                self.sentences.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn evidence(&self, text: &NormStream, rule: &str, detail: String, severity: Severity, start: u64, unit: (u64, u64), pos: u64) -> LoopEvidence {
+        let unit_end = unit.1.min(unit.0 + SAMPLE_CHARS as u64);
+        let sample: String = (unit.0..unit_end).filter_map(|p| char::from_u32(text.at(p))).collect();
+        let start = start.max(text.base());
+        let s = text.span(start, start + 1).start;
+        let at = text.span(pos, pos + 1).end;
+        LoopEvidence { rule: rule.to_string(), detail, sample, severity, start: s.byte, at: at.byte, start_utf16: s.utf16, at_utf16: at.utf16, unit_spans: None }
+    }
+
+    /// Evidence for a chain: the unit is its first copy, the repeat runs to the chain's end.
+    fn chain_evidence(&self, text: &NormStream, rule: &str, detail: String, severity: Severity, c: &Chain, pos: u64) -> LoopEvidence {
+        let first = c.start.saturating_sub(c.first_period).max(text.base());
+        let unit_end = (first + c.first_period).min(c.end).max(first + 1);
+        let mut e = self.evidence(text, rule, detail, severity, first, (first, unit_end), pos);
+        if unit_end < c.end {
+            e.unit_spans = Some((text.span(first, unit_end), text.span(unit_end, c.end)));
+        }
+        e
+    }
+
+    /// Steer-level description of a chain that repeats back to back but is not (yet) a confirmed loop.
+    pub(crate) fn describe_chain(&self, text: &NormStream, c: &Chain, pos: u64) -> LoopEvidence {
+        let detail = format!("{} chars repeat a unit of {} chars (similarity {:.2})", c.len(), c.period, c.similarity());
+        self.chain_evidence(text, "repeated-unit", detail, Severity::Steer, c, pos)
+    }
+
+    /// The unit rules over the n-gram pass's exact segment and near-exact chain.
+    fn judge_chain(&mut self, text: &NormStream, pos: u64, ngram: &NgramPass) {
+        let cfg = &self.cfg;
+        if let Some(seg) = ngram.open_segment() {
+            if self.judge_unit(text, pos, seg) {
+                return;
+            }
+        }
+        if let Some(chain) = ngram.live_chain() {
+            if chain.matched != chain.len() {
+                self.judge_unit(text, pos, chain);
+            }
+        }
+        let _ = cfg;
+    }
+
+    /// Judges one chain as a looping unit; returns true when it latched a verdict.
+    fn judge_unit(&mut self, text: &NormStream, pos: u64, c: Chain) -> bool {
+        let cfg = &self.cfg;
+        let period = c.period.max(1);
+        let covered = c.len() + c.first_period;
+        let occurrences = 1 + c.len() / period;
+        let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
+        let repeated = occurrences >= self.min_occurrences && covered >= cfg.min_loop_chars as u64;
+        if !repeated && !long_unit {
+            return false;
+        }
+        // The unit is the last period of the original; it only needs classifying once per chain.
+        let unit = (c.end - period, c.end);
+        let class = match self.judged_unit {
+            Some((s, d, class)) if s == c.start && d == period => class,
+            _ => {
+                if unit.0 < text.base() {
+                    return false;
+                }
+                let class = classify_unit(text, unit.0, unit.1);
+                self.judged_unit = Some((c.start, period, class));
+                class
+            }
+        };
+        // Information added by the repeats. Novel bigrams are recorded at the exclusive end of their
+        // second token, so those of the repeat region sit in (start, end]. The first repeat may hold
+        // the bigram that joins two copies; from the third copy on there must be nothing new.
+        let later_copies_silent = self.novelty.novel_in(c.start + period + 1, c.end + 1) == 0;
+        let repeats_silent = self.novelty.novel_in(c.start + 1, c.end + 1) <= 1;
+        if !later_copies_silent {
+            return false;
+        }
+        if repeated {
+            let needed = if class == UnitClass::Separator { cfg.min_separator_chars as u64 } else { cfg.min_loop_chars as u64 };
+            if covered >= needed {
+                let rule = if period <= cfg.period_max as u64 { "tight-period-loop" } else { "unit-loop" };
+                let exact = if c.matched == c.len() { "verbatim" } else { "near-verbatim" };
+                let detail = format!("{} unit of {} chars seen {} times ({} chars, similarity {:.2}), no new information in the repeats", exact, period, occurrences, covered, c.similarity());
+                let e = self.chain_evidence(text, rule, detail, Severity::Abort, &c, pos);
+                self.latch(e);
+                return true;
+            }
+        }
+        // A paragraph of prose copied verbatim: in full, back to back, or from the very start of the
+        // channel (a model that restarts its answer).
+        let restarts = c.start - c.first_period.min(c.start) <= RESTART_SLACK;
+        if long_unit && repeats_silent && (c.len() >= period || restarts) && class == (UnitClass::Wordy { prose: true }) {
+            let how = if c.len() >= period { "repeats in full, back to back" } else { "restarts the text from its beginning" };
+            let detail = format!("a {}-char paragraph {} ({} chars verbatim)", period, how, c.len());
+            let e = self.chain_evidence(text, "paragraph-loop", detail, Severity::Abort, &c, pos);
+            self.latch(e);
+            return true;
+        }
+        false
+    }
+
+    /// The window rules of the original detector.
+    fn judge_window(&mut self, text: &NormStream, pos: u64) {
+        let cfg = self.cfg.clone();
+        let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
+        let from = pos + 1 - window;
+        let zero_gain = window >= cfg.zero_gain_chars as u64
+            && self.novelty.novel_in(pos + 1 - cfg.zero_gain_chars as u64, pos + 2) == 0;
+
+        let stats = WindowStats::of((from..=pos).map(|p| text.at(p)));
+        let (kind_gate, ratio_gate) = if zero_gain {
+            (cfg.boosted_fragment_kinds, cfg.boosted_char_ratio)
+        } else {
+            (cfg.max_fragment_kinds, cfg.char_collapse_ratio)
+        };
+        let silent_tail = self.novelty.novel_in(pos + 1 - (cfg.zero_gain_chars as u64).min(window), pos + 2) == 0;
+        if window >= 200 && stats.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) && silent_tail {
+            let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", stats.distinct, window, stats.char_ratio(), stats.kinds, stats.median_fragment);
+            let e = self.evidence(text, "char-collapse-loop", detail, Severity::Abort, from, (pos + 1 - 40.min(window), pos + 1), pos);
+            self.latch(e);
+            return;
+        }
+
+        // Soft rules: they steer only.
+        let mut soft: Option<(String, String)> = None;
+        if window >= cfg.tight_min_window as u64 && stats.grams3 > 0 {
+            let redundancy = 1.0 - stats.distinct3 as f64 / stats.grams3 as f64;
+            if redundancy >= cfg.tight_redundancy {
+                soft = Some(("tight-phrase-loop".into(), format!("3-gram redundancy {:.3} over {} chars", redundancy, window)));
+            }
+        }
+        if soft.is_none() && window >= cfg.gram_recycle_min_window as u64 {
+            let n = self.gram_recycled.len().min(window as usize);
+            let recycled = self.gram_recycled.iter().rev().take(n).filter(|&&r| r).count();
+            let share = recycled as f64 / n.max(1) as f64;
+            if share >= cfg.gram_recycle16 {
+                soft = Some(("gram-recycle-16".into(), format!("{:.3} of 16-grams recycled within {} chars", share, window)));
+            }
+        }
+        if soft.is_none() && window >= cfg.sent_recycle_min_window as u64 && self.sentences.len() >= cfg.sent_recycle_min_sentences {
+            let mut seen: DetSet<u64> = DetSet::default();
+            let recycled = self.sentences.iter().filter(|(h, _)| !seen.insert(*h)).count();
+            let share = recycled as f64 / self.sentences.len() as f64;
+            if share >= cfg.sent_recycle {
+                soft = Some(("sentence-recycle".into(), format!("{:.3} of {} sentences recycled", share, self.sentences.len())));
+            }
+        }
+        if let Some((rule, detail)) = soft {
+            let e = self.evidence(text, &rule, detail, Severity::Steer, from, (pos + 1 - 40.min(window), pos + 1), pos);
+            self.soft = Some(e);
+            self.soft_until = pos + WINDOW_EVAL_EVERY;
+        }
+    }
+}

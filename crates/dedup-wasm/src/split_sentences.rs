@@ -1,0 +1,217 @@
+//! Sentence segmentation for Latin and CJK text.
+//!
+//! A sentence ends at `.`, `!`, `?`, `;`, `…` (and their full-width forms `。！？；`) or at a newline.
+//! A period does not end a sentence inside a number ("3.14"), after a single capital letter ("J. R.")
+//! or after a common abbreviation ("e.g.", "Dr.", "etc."), and closing quotes or brackets after a
+//! terminator stay with the sentence they close.
+
+use crate::text::SourcePos;
+
+/// Abbreviations (lowercase, without the final dot) after which a period is not a sentence end.
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "no", "fig", "al",
+    "approx", "cf", "inc", "ltd", "co", "corp", "dept", "est", "jan", "feb", "mar", "apr", "jun", "jul",
+    "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "a.m", "p.m",
+];
+
+#[inline]
+fn is_terminator(c: char) -> bool {
+    matches!(c, '.' | '!' | '?' | ';' | '…' | '。' | '！' | '？' | '；' | '\n')
+}
+
+#[inline]
+fn is_closer(c: char) -> bool {
+    matches!(c, '"' | '\'' | ')' | ']' | '}' | '”' | '’' | '」' | '』' | '）' | '》' | '】')
+}
+
+/// True when a '.' that follows `before` and precedes `next` does not end a sentence.
+fn dot_is_internal(before: &str, next: Option<char>) -> bool {
+    let prev = before.chars().next_back();
+    // Decimal or version number: "3.14", "v1.2.3".
+    if prev.map_or(false, |c| c.is_ascii_digit()) && next.map_or(false, |c| c.is_ascii_digit()) {
+        return true;
+    }
+    // A dot followed directly by a letter or digit is inside a token: "example.com", "a.b".
+    if next.map_or(false, |c| c.is_alphanumeric()) {
+        return true;
+    }
+    // The word before the dot.
+    let word_start = before
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_alphanumeric() || c == '.'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = &before[word_start..];
+    if word.is_empty() {
+        return false;
+    }
+    // A single capital initial: "J. R. R. Tolkien".
+    let mut chars = word.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        if c.is_uppercase() {
+            return true;
+        }
+    }
+    let lower = word.to_lowercase();
+    ABBREVIATIONS.iter().any(|a| *a == lower)
+}
+
+/// A finished sentence: its text (trimmed) and where it starts in the stream, in bytes and UTF-16 units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SentenceEnd {
+    pub text: String,
+    pub start: SourcePos,
+    pub end: SourcePos,
+}
+
+/// Splits a stream of chars into sentences as they complete. The decision about a '.' waits for the
+/// next char, and a terminator swallows following terminators and closing quotes, so the result does
+/// not depend on how the text was chunked.
+pub(crate) struct SentenceSplitter {
+    buf: String,
+    buf_start: SourcePos,
+    /// Source position just past the last char pushed.
+    at: SourcePos,
+    /// A '.' is the last char of `buf` and awaits the next char to be judged.
+    dot_waiting: bool,
+    /// A terminator was seen; closers and further terminators still join this sentence.
+    closing: bool,
+    /// Sentences longer than this are cut (a stream without punctuation must not grow without bound).
+    max_bytes: usize,
+}
+
+impl SentenceSplitter {
+    pub(crate) fn new(max_bytes: usize) -> Self {
+        SentenceSplitter { buf: String::new(), buf_start: SourcePos::default(), at: SourcePos::default(), dot_waiting: false, closing: false, max_bytes }
+    }
+
+    /// Feeds one char; returns the sentence it completed, if any.
+    pub(crate) fn push(&mut self, c: char) -> Option<SentenceEnd> {
+        let mut done = None;
+        if self.dot_waiting {
+            self.dot_waiting = false;
+            let before = &self.buf[..self.buf.len() - 1];
+            if !dot_is_internal(before, Some(c)) {
+                self.closing = true;
+            }
+        }
+        if self.closing {
+            if (is_terminator(c) && c != '\n') || is_closer(c) {
+                self.append(c);
+                return None;
+            }
+            self.closing = false;
+            done = self.take();
+        }
+        self.append(c);
+        if c == '.' {
+            self.dot_waiting = true;
+        } else if is_terminator(c) {
+            self.closing = true;
+        } else if self.buf.len() >= self.max_bytes && !c.is_alphanumeric() {
+            done = done.or_else(|| self.take());
+        }
+        done
+    }
+
+    /// Ends the stream: returns the last sentence, if any.
+    pub(crate) fn finish(&mut self) -> Option<SentenceEnd> {
+        self.dot_waiting = false;
+        self.closing = false;
+        self.take()
+    }
+
+    fn append(&mut self, c: char) {
+        if self.buf.is_empty() {
+            self.buf_start = self.at;
+        }
+        self.buf.push(c);
+        self.at.byte += c.len_utf8() as u64;
+        self.at.utf16 += c.len_utf16() as u64;
+    }
+
+    fn take(&mut self) -> Option<SentenceEnd> {
+        let buf = std::mem::take(&mut self.buf);
+        let trimmed_start = buf.len() - buf.trim_start().len();
+        let body = buf.trim();
+        if body.is_empty() {
+            return None;
+        }
+        let lead = &buf[..trimmed_start];
+        let start = SourcePos {
+            byte: self.buf_start.byte + lead.len() as u64,
+            utf16: self.buf_start.utf16 + lead.encode_utf16().count() as u64,
+        };
+        let end = SourcePos { byte: start.byte + body.len() as u64, utf16: start.utf16 + body.encode_utf16().count() as u64 };
+        Some(SentenceEnd { text: body.to_string(), start, end })
+    }
+}
+
+/// Byte ranges of the sentences of `text`, trimmed of surrounding whitespace; empty pieces are skipped.
+///
+/// ```
+/// let text = "Dr. Smith paid $3.50. Then he left! 然后呢？好。";
+/// let parts: Vec<&str> = dedup_wasm::split_sentences(text).into_iter().map(|(s, e)| &text[s..e]).collect();
+/// assert_eq!(parts, vec!["Dr. Smith paid $3.50.", "Then he left!", "然后呢？", "好。"]);
+/// ```
+pub fn split_sentences(text: &str) -> Vec<(usize, usize)> {
+    let mut splitter = SentenceSplitter::new(usize::MAX);
+    let mut out = Vec::new();
+    for c in text.chars() {
+        if let Some(s) = splitter.push(c) {
+            out.push((s.start.byte as usize, s.end.byte as usize));
+        }
+    }
+    if let Some(s) = splitter.finish() {
+        out.push((s.start.byte as usize, s.end.byte as usize));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(text: &str) -> Vec<&str> {
+        split_sentences(text).into_iter().map(|(s, e)| &text[s..e]).collect()
+    }
+
+    #[test]
+    fn splits_on_latin_terminators_and_newlines() {
+        assert_eq!(pieces("One. Two! Three?\nFour; five"), vec!["One.", "Two!", "Three?", "Four;", "five"]);
+    }
+
+    #[test]
+    fn keeps_decimals_abbreviations_initials_and_urls_whole() {
+        assert_eq!(pieces("Pi is 3.14 e.g. here. J. R. Tolkien wrote it. See example.com now."),
+            vec!["Pi is 3.14 e.g. here.", "J. R. Tolkien wrote it.", "See example.com now."]);
+    }
+
+    #[test]
+    fn splits_cjk_punctuation_and_ellipsis() {
+        assert_eq!(pieces("你好。你是谁？我不知道！好吧；嗯…"), vec!["你好。", "你是谁？", "我不知道！", "好吧；", "嗯…"]);
+    }
+
+    #[test]
+    fn closing_quotes_and_repeated_terminators_stay_attached() {
+        assert_eq!(pieces("He said \"stop.\" Why?! Wait..."), vec!["He said \"stop.\"", "Why?!", "Wait..."]);
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_split() {
+        let text = "Version 1.2 is out. Dr. Who said \"hi.\" Then 3.5 more… 好。";
+        let whole = split_sentences(text);
+        let mut sp = SentenceSplitter::new(usize::MAX);
+        let mut parts = Vec::new();
+        for c in text.chars() {
+            parts.extend(sp.push(c).map(|s| (s.start.byte as usize, s.end.byte as usize)));
+        }
+        parts.extend(sp.finish().map(|s| (s.start.byte as usize, s.end.byte as usize)));
+        assert_eq!(whole, parts);
+    }
+
+    #[test]
+    fn blank_input_has_no_sentences() {
+        assert!(split_sentences("  \n\n ").is_empty());
+    }
+}

@@ -1,0 +1,172 @@
+//! The normalized character stream every gram-based pass reads.
+//!
+//! Source text is lowercased and each run of whitespace becomes one space, so "Hello   World" and
+//! "hello world" repeat each other. Each normalized char remembers where its source char starts, in
+//! UTF-8 bytes and in UTF-16 units, so findings map back to the caller's text exactly.
+//!
+//! Positions are absolute (counted from the start of the stream, as `u64`, so endless streams never
+//! wrap). Only the last `retain` chars are kept; older ones are dropped in amortized O(1).
+
+/// Where a normalized char came from in the source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct SourcePos {
+    /// Byte offset of the source char's first byte.
+    pub byte: u64,
+    /// UTF-16 offset of the source char's first unit.
+    pub utf16: u64,
+}
+
+/// A half-open range of the source text, in both units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct SourceSpan {
+    pub start: SourcePos,
+    pub end: SourcePos,
+}
+
+pub(crate) struct NormStream {
+    base: u64,
+    chars: Vec<u32>,
+    src: Vec<SourcePos>,
+    /// Byte length of each normalized char's source char (1..=4); its UTF-16 length follows from it.
+    src_len: Vec<u8>,
+    retain: usize,
+    in_space: bool,
+    /// Source position just past the last source char consumed.
+    consumed: SourcePos,
+}
+
+impl NormStream {
+    /// A stream keeping at least the last `retain` normalized chars (`usize::MAX`: keep all).
+    pub(crate) fn new(retain: usize) -> Self {
+        NormStream {
+            base: 0,
+            chars: Vec::new(),
+            src: Vec::new(),
+            src_len: Vec::new(),
+            retain,
+            in_space: false,
+            consumed: SourcePos::default(),
+        }
+    }
+
+    /// Absolute position of the next normalized char.
+    #[inline]
+    pub(crate) fn end(&self) -> u64 {
+        self.base + self.chars.len() as u64
+    }
+
+    /// Absolute position of the oldest retained char.
+    #[inline]
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// The normalized char at absolute position `pos` (must be retained).
+    #[inline]
+    pub(crate) fn at(&self, pos: u64) -> u32 {
+        self.chars[(pos - self.base) as usize]
+    }
+
+    /// Source position just past everything consumed so far.
+    pub(crate) fn consumed(&self) -> SourcePos {
+        self.consumed
+    }
+
+    /// Source span of the normalized range `[start, end)` (both retained, `start < end`).
+    pub(crate) fn span(&self, start: u64, end: u64) -> SourceSpan {
+        let first = self.src[(start - self.base) as usize];
+        let li = (end - 1 - self.base) as usize;
+        let last = self.src[li];
+        let blen = u64::from(self.src_len[li]);
+        let ulen = if blen == 4 { 2 } else { 1 };
+        SourceSpan { start: first, end: SourcePos { byte: last.byte + blen, utf16: last.utf16 + ulen } }
+    }
+
+    /// Consumes one source char; calls `emit(pos, ch)` for each normalized char it produces (none for
+    /// the second and later whitespace of a run, several for chars whose lowercase form is longer).
+    #[inline]
+    pub(crate) fn push(&mut self, c: char, mut emit: impl FnMut(&mut Self, u64, u32)) {
+        let at = self.consumed;
+        let blen = c.len_utf8() as u8;
+        self.consumed.byte += u64::from(blen);
+        self.consumed.utf16 += if blen == 4 { 2 } else { 1 };
+        if c.is_whitespace() {
+            if self.in_space {
+                return;
+            }
+            self.in_space = true;
+            let pos = self.append(' ' as u32, at, blen);
+            emit(self, pos, ' ' as u32);
+            return;
+        }
+        self.in_space = false;
+        if c.is_ascii() {
+            let l = c.to_ascii_lowercase() as u32;
+            let pos = self.append(l, at, blen);
+            emit(self, pos, l);
+        } else {
+            for l in c.to_lowercase() {
+                let pos = self.append(l as u32, at, blen);
+                emit(self, pos, l as u32);
+            }
+        }
+    }
+
+    #[inline]
+    fn append(&mut self, ch: u32, at: SourcePos, blen: u8) -> u64 {
+        if self.chars.len() >= self.retain.saturating_add(self.retain / 2).max(self.retain) && self.retain != usize::MAX {
+            let drop = self.chars.len() - self.retain;
+            self.chars.drain(..drop);
+            self.src.drain(..drop);
+            self.src_len.drain(..drop);
+            self.base += drop as u64;
+        }
+        self.chars.push(ch);
+        self.src.push(at);
+        self.src_len.push(blen);
+        self.end() - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(text: &str) -> (NormStream, String) {
+        let mut s = NormStream::new(usize::MAX);
+        let mut out = String::new();
+        for c in text.chars() {
+            s.push(c, |_, _, ch| out.push(char::from_u32(ch).unwrap()));
+        }
+        (s, out)
+    }
+
+    #[test]
+    fn lowercases_and_collapses_whitespace() {
+        assert_eq!(norm("Hello \t\n World").1, "hello world");
+    }
+
+    #[test]
+    fn spans_map_back_to_bytes_and_utf16() {
+        let text = "a😀b 你";
+        let (s, n) = norm(text);
+        assert_eq!(n, "a😀b 你");
+        let sp = s.span(1, 3); // "😀b"
+        assert_eq!((sp.start.byte, sp.end.byte), (1, 6));
+        assert_eq!((sp.start.utf16, sp.end.utf16), (1, 4));
+        let all = s.span(0, s.end());
+        assert_eq!(all.end.byte as usize, text.len());
+        assert_eq!(all.end.utf16 as usize, text.encode_utf16().count());
+    }
+
+    #[test]
+    fn retains_a_bounded_tail_with_absolute_positions() {
+        let mut s = NormStream::new(10);
+        for _ in 0..100 {
+            s.push('x', |_, _, _| {});
+        }
+        assert_eq!(s.end(), 100);
+        assert!(s.base() >= 85 && s.base() <= 90);
+        assert_eq!(s.at(99), 'x' as u32);
+    }
+}

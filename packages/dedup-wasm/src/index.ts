@@ -1,0 +1,45 @@
+/**
+ * dedup-wasm: keep repeated text from hurting LLM applications.
+ *
+ * - **output**: {@link createStreamingDedup}, {@link createLoopDetector}, {@link checkRepetition}
+ * - **input**: `dedup-wasm/guard`
+ * - **memory**: `dedup-wasm/memory`
+ *
+ * Call `await initDedupWasm()` once; everything else is synchronous.
+ * @packageDocumentation
+ */
+export { initDedupWasm, isDedupWasmReady, type WasmSource } from './wasm/loader.js';
+export {
+  DedupRangeError,
+  DedupTypeError,
+  DedupNotInitializedError,
+  DedupWasmTrapError,
+  type ArgumentErrorDetails,
+} from './errors.js';
+export {
+  DEFAULT_SETTINGS,
+  LOOP_DEFAULTS,
+  PRESETS,
+  resolveDedupPreset,
+  type DedupPresetName,
+  type DedupSettings,
+  type DedupSettingsInput,
+  type LoopConfig,
+  type SettingsOrPreset,
+} from './settings.js';
+export {
+  checkRepetition,
+  textSimilarity,
+  tokenize,
+  type RepeatedSection,
+  type RepetitionResult,
+  type SectionSource,
+} from './repetition.js';
+export {
+  createStreamingDedup,
+  type LoopEvidence,
+  type StreamAction,
+  type StreamCheck,
+  type StreamingDedup,
+} from './streaming.js';
+export { createLoopDetector, isCharCollapsed, type LoopDetector, type LoopHit } from './loop.js';

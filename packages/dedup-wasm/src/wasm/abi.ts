@@ -1,0 +1,88 @@
+/**
+ * Calling the core: strings in through linear memory, JSON or packed numbers out, errors mapped to
+ * typed TS errors, traps turned into {@link DedupWasmTrapError} plus a fresh instance.
+ * @module
+ */
+import { DedupWasmTrapError, toArgumentError, type CoreError } from '../errors.js';
+import { core, recover, type CoreExports } from './loader.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Bytes of input copied into wasm memory for one call. */
+export interface Input {
+  /** Address in wasm memory (0 for the empty string). */
+  ptr: number;
+  /** Bytes written. */
+  len: number;
+  /** Bytes reserved (what `dw_free` needs). */
+  cap: number;
+}
+
+/** Copies `text` into wasm memory as UTF-8 (lone surrogates become U+FFFD, one UTF-16 unit each). */
+export function putString(x: CoreExports, text: string): Input {
+  if (text.length === 0) return { ptr: 0, len: 0, cap: 0 };
+  // UTF-8 needs at most 3 bytes per UTF-16 unit.
+  const cap = text.length * 3;
+  const ptr = x.dw_alloc(cap);
+  if (ptr === 0) throw new RangeError(`dedup-wasm: out of memory copying ${text.length} chars`);
+  const { written } = encoder.encodeInto(text, new Uint8Array(x.memory.buffer, ptr, cap));
+  return { ptr, len: written, cap };
+}
+
+/** Releases an {@link Input}. */
+export function release(x: CoreExports, input: Input): void {
+  if (input.cap !== 0) x.dw_free(input.ptr, input.cap);
+}
+
+/** Reads the output buffer as a string. */
+export function readOut(x: CoreExports): string {
+  const len = x.dw_out_len();
+  if (len === 0) return '';
+  return decoder.decode(new Uint8Array(x.memory.buffer, x.dw_out_ptr(), len));
+}
+
+/** Reads the output buffer as JSON. */
+export function readJson<T>(x: CoreExports): T {
+  return JSON.parse(readOut(x)) as T;
+}
+
+/** Throws the typed error the core reported. */
+export function throwCoreError(x: CoreExports): never {
+  throw toArgumentError(readJson<CoreError>(x));
+}
+
+/**
+ * Runs `f` against the core. A trap (`WebAssembly.RuntimeError`) is rethrown as
+ * {@link DedupWasmTrapError} after the instance is replaced.
+ */
+export function call<T>(f: (x: CoreExports) => T): T {
+  const x = core();
+  try {
+    return f(x);
+  } catch (e) {
+    if (e instanceof WebAssembly.RuntimeError) {
+      recover();
+      throw new DedupWasmTrapError(`dedup-wasm core trapped (${e.message}); it was restarted`, { cause: e });
+    }
+    throw e;
+  }
+}
+
+/** Calls an export taking strings; the strings are copied in and released afterwards. */
+export function withStrings<T>(texts: string[], f: (x: CoreExports, inputs: Input[]) => T): T {
+  return call((x) => {
+    const inputs: Input[] = [];
+    try {
+      for (const t of texts) inputs.push(putString(x, t));
+      return f(x, inputs);
+    } finally {
+      for (const i of inputs) release(x, i);
+    }
+  });
+}
+
+/** JSON for the core: non-finite numbers are sent as strings so the core can name them. */
+export function toCoreJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v));
+}
