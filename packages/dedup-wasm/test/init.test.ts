@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as api from '../src/index.js';
+import * as api from '../dist/index.js';
 
 describe('before init', () => {
   it('every core call throws a clear error', () => {
