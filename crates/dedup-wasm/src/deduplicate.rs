@@ -153,7 +153,7 @@ impl Detector {
             text: NormStream::new(retain),
             ngram: NgramPass::new(settings.ngram_threshold, settings.window_size, settings.step_size),
             sentences: SentencePass::new(settings.sentence_threshold, settings.context_gap_max, settings.min_sentence_tokens),
-            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions),
+            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length),
             sections: VecDeque::new(),
             max_sections,
             covered: 0,
@@ -318,34 +318,31 @@ impl Detector {
         self.rules.verdict()
     }
 
-    /// Soft evidence of repetition that is still current.
+    /// Soft evidence of repetition that is still current: a steer-level loop rule, or corroborated
+    /// sentence repeats while the text says (almost) nothing new.
     pub(crate) fn steer_evidence(&self) -> Option<LoopEvidence> {
         let pos = self.text.end();
         if let Some(e) = self.rules.soft(pos) {
             return Some(e.clone());
         }
         let window = self.settings.loop_rules.window_chars as u64;
-        let live = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64 && c.len() >= c.period);
-        if let Some(c) = live {
-            return Some(self.rules.describe_chain(&self.text, &c, pos.saturating_sub(1)));
+        let recent = self.last_evidence_at.map_or(false, |at| at + window >= pos);
+        if !(recent && self.sentences.pairs_seen() >= 2 && pos > 0 && self.rules.low_gain(pos - 1)) {
+            return None;
         }
-        match self.last_evidence_at {
-            Some(at) if at + window >= pos && self.sentences.pairs_seen() >= 2 => {
-                let last = self.sections.back()?;
-                Some(LoopEvidence {
-                    rule: "repeated-section".into(),
-                    detail: format!("{:?} repeat of {} bytes, similarity {:.2}", last.source, last.repeat.end.byte - last.repeat.start.byte, last.similarity).to_lowercase(),
-                    sample: String::new(),
-                    severity: Severity::Steer,
-                    start: last.repeat.start.byte,
-                    at: self.text.consumed().byte,
-                    start_utf16: last.repeat.start.utf16,
-                    at_utf16: self.text.consumed().utf16,
-                    unit_spans: None,
-                })
-            }
-            _ => None,
-        }
+        let last = self.sections.back()?;
+        let at = self.text.consumed();
+        Some(LoopEvidence {
+            rule: "repeated-section".into(),
+            detail: format!("{:?} repeat of {} bytes (similarity {:.2}) while almost nothing new is said", last.source, last.repeat.end.byte - last.repeat.start.byte, last.similarity).to_lowercase(),
+            sample: String::new(),
+            severity: Severity::Steer,
+            start: last.repeat.start.byte,
+            at: at.byte,
+            start_utf16: last.repeat.start.utf16,
+            at_utf16: at.utf16,
+            unit_spans: None,
+        })
     }
 
     pub(crate) fn consumed_bytes(&self) -> u64 {

@@ -71,6 +71,9 @@ pub(crate) struct NgramPass {
     sparse: PosTable,
     open: Option<Segment>,
     chain: Option<Chain>,
+    /// Distance back to the previous occurrence of the gram ending at the last position (None when
+    /// it never occurred, as far as the indexes know).
+    last_distance: Option<u64>,
 }
 
 /// Drift of the diagonal tolerated inside one chain: an inserted or deleted word, not a new alignment.
@@ -93,6 +96,7 @@ impl NgramPass {
             sparse: PosTable::with_capacity(1024),
             open: None,
             chain: None,
+            last_distance: None,
         }
     }
 
@@ -103,6 +107,12 @@ impl NgramPass {
             (_, Some(s)) => Some(Chain { first_period: s.d, period: s.d, start: s.start, end: s.end, matched: s.end - s.start }),
             (c, None) => c,
         }
+    }
+
+    /// Distance to the previous occurrence of the gram ending at the position just stepped.
+    #[inline]
+    pub(crate) fn last_distance(&self) -> Option<u64> {
+        self.last_distance
     }
 
     /// The exact match still growing, as a one-segment chain.
@@ -133,6 +143,7 @@ impl NgramPass {
             self.roll = self.roll.wrapping_sub(self.out_weight.wrapping_mul(u64::from(leaving) + 1));
         }
         let mut finished = None;
+        self.last_distance = None;
 
         // Extend the open segment, or close it at the first mismatch.
         if let Some(mut seg) = self.open {
@@ -147,8 +158,13 @@ impl NgramPass {
 
         if gram_ready {
             let g = mix64(self.roll);
-            if self.open.is_none() {
+            if let Some(seg) = self.open {
+                if seg.end - seg.start >= GRAM as u64 {
+                    self.last_distance = Some(seg.d);
+                }
+            } else {
                 let hit = self.dense.get(g).or_else(|| self.sparse.get(g).filter(|&j| j + 1 >= text.base() + GRAM as u64));
+                self.last_distance = hit.filter(|&j| j < pos).map(|j| pos - j);
                 if let Some(j) = hit {
                     if j < pos && self.verify(text, j, pos) {
                         let d = pos - j;

@@ -7,18 +7,65 @@
 //!
 //! This is what separates a loop from templated output that repeats as much: 99 verses of a song that
 //! count down keep producing a new number, a model stuck on "Thank you." does not.
+//!
+//! A second ledger masks numbers ([`Gain::NumbersMasked`]): a unit that only changes a number each
+//! time adds nothing there. The loop rules use it for *steering* only — a counter stuck in a loop and
+//! a table whose rows differ in numbers have the same shape, and the table must never be aborted.
 
 use crate::hash::{mix64, SeqHasher};
 use crate::table::PosTable;
 use crate::tokenize::is_cjk;
 use std::collections::VecDeque;
 
-pub(crate) struct Novelty {
+/// Which bigrams count as news.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gain {
+    /// Every token as written: a changed number is news.
+    Exact,
+    /// Numbers masked: "step 97" and "step 98" are the same bigram. A counter adds nothing.
+    NumbersMasked,
+}
+
+/// Never-seen bigrams of one kind, by position.
+struct Ledger {
     seen: PosTable,
-    prev_token: u64,
-    word: Option<SeqHasher>,
+    prev: u64,
     /// Positions (normalized chars) where a never-seen bigram ended, oldest first.
     novel: VecDeque<u64>,
+}
+
+impl Ledger {
+    fn new() -> Self {
+        Ledger { seen: PosTable::with_capacity(1024), prev: 0, novel: VecDeque::new() }
+    }
+
+    fn token(&mut self, t: u64, end: u64, horizon: u64) {
+        let bigram = mix64(self.prev.rotate_left(29) ^ t);
+        self.prev = t;
+        if self.seen.insert(bigram, end).is_none() {
+            self.novel.push_back(end);
+        }
+        while let Some(&front) = self.novel.front() {
+            if front + horizon < end {
+                self.novel.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn novel_in(&self, start: u64, end: u64) -> usize {
+        let lo = self.novel.partition_point(|&p| p < start);
+        let hi = self.novel.partition_point(|&p| p < end);
+        hi.saturating_sub(lo)
+    }
+}
+
+pub(crate) struct Novelty {
+    exact: Ledger,
+    masked: Ledger,
+    word: Option<SeqHasher>,
+    word_is_number: bool,
     horizon: u64,
 }
 
@@ -27,10 +74,13 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// Hash standing for any all-digit token when numbers are masked.
+const NUMBER_TOKEN: u64 = 0x6e75_6d62_6572_2323;
+
 impl Novelty {
     /// Tracks novelty; positions of novel bigrams are kept for `horizon` chars.
     pub(crate) fn new(horizon: u64) -> Self {
-        Novelty { seen: PosTable::with_capacity(1024), prev_token: 0, word: None, novel: VecDeque::new(), horizon }
+        Novelty { exact: Ledger::new(), masked: Ledger::new(), word: None, word_is_number: true, horizon }
     }
 
     /// Feeds the normalized char at `pos`.
@@ -38,45 +88,53 @@ impl Novelty {
     pub(crate) fn push(&mut self, pos: u64, ch: u32) {
         let c = char::from_u32(ch).unwrap_or(' ');
         if is_word_char(c) && !is_cjk(c) {
-            self.word.get_or_insert_with(SeqHasher::new).push(ch);
+            if self.word.is_none() {
+                self.word = Some(SeqHasher::new());
+                self.word_is_number = true;
+            }
+            if let Some(w) = self.word.as_mut() {
+                w.push(ch);
+            }
+            self.word_is_number &= c.is_ascii_digit();
             return;
         }
         if let Some(w) = self.word.take() {
-            self.token(w.finish(), pos);
+            let t = w.finish();
+            let masked = if self.word_is_number { NUMBER_TOKEN } else { t };
+            self.token(t, masked, pos);
         }
         if is_cjk(c) {
             let mut h = SeqHasher::new();
             h.push(ch);
-            self.token(h.finish(), pos + 1);
+            let t = h.finish();
+            self.token(t, t, pos + 1);
         }
     }
 
-    fn token(&mut self, t: u64, end: u64) {
-        let bigram = mix64(self.prev_token.rotate_left(29) ^ t);
-        self.prev_token = t;
-        if self.seen.insert(bigram, end).is_none() {
-            self.novel.push_back(end);
-        }
-        while let Some(&front) = self.novel.front() {
-            if front + self.horizon < end {
-                self.novel.pop_front();
-            } else {
-                break;
-            }
-        }
+    fn token(&mut self, t: u64, masked: u64, end: u64) {
+        self.exact.token(t, end, self.horizon);
+        self.masked.token(masked, end, self.horizon);
     }
 
     /// Number of novel bigrams that ended in `[start, end)` (within the horizon).
     pub(crate) fn novel_in(&self, start: u64, end: u64) -> usize {
-        let lo = self.novel.partition_point(|&p| p < start);
-        let hi = self.novel.partition_point(|&p| p < end);
-        hi.saturating_sub(lo)
+        self.novel_in_by(Gain::Exact, start, end)
     }
 
-    /// Forgets bigrams last seen before `base` once they dominate the table.
+    /// Like [`Novelty::novel_in`], for the chosen kind of gain.
+    pub(crate) fn novel_in_by(&self, gain: Gain, start: u64, end: u64) -> usize {
+        match gain {
+            Gain::Exact => self.exact.novel_in(start, end),
+            Gain::NumbersMasked => self.masked.novel_in(start, end),
+        }
+    }
+
+    /// Forgets bigrams last seen before `base` once they dominate the tables.
     pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
-        if self.seen.len() as u64 > retained / 2 + 1024 {
-            self.seen.retain(|v| v >= base);
+        for l in [&mut self.exact, &mut self.masked] {
+            if l.seen.len() as u64 > retained / 2 + 1024 {
+                l.seen.retain(|v| v >= base);
+            }
         }
     }
 }
@@ -111,6 +169,15 @@ mod tests {
         let n = feed(&text);
         let half = text.len() as u64 / 2;
         assert!(n.novel_in(half, text.len() as u64 + 1) >= 5);
+    }
+
+    #[test]
+    fn masking_numbers_makes_a_counter_silent() {
+        let text: String = (0..12).map(|i| format!("attempt {} failed, retrying. ", i)).collect();
+        let n = feed(&text);
+        let len = text.len() as u64;
+        assert!(n.novel_in_by(Gain::Exact, len / 2, len + 1) > 0);
+        assert_eq!(n.novel_in_by(Gain::NumbersMasked, len / 2, len + 1), 0);
     }
 
     #[test]

@@ -29,9 +29,9 @@
 //! gates of `char-collapse-loop` as in the original.
 
 use crate::error::DedupError;
-use crate::hash::{mix64, DetMap, DetSet, SeqHasher};
-use crate::ngram::{Chain, NgramPass, GRAM};
-use crate::novelty::Novelty;
+use crate::hash::{mix64, DetSet, SeqHasher};
+use crate::ngram::{Chain, NgramPass};
+use crate::novelty::{Gain, Novelty};
 use crate::settings::{count_field, float_field, kind_of};
 use crate::text::{NormStream, SourceSpan};
 use serde::{Deserialize, Serialize};
@@ -243,6 +243,8 @@ pub struct LoopEvidence {
 
 /// Evaluate the window rules every this many normalized chars (they scan the window).
 const WINDOW_EVAL_EVERY: u64 = 128;
+/// New bigrams in the last `zero_gain_chars` at or under which information gain counts as low.
+const LOW_GAIN_BIGRAMS: usize = 4;
 /// A copy whose original begins within this many chars of the channel's start restarts the text.
 const RESTART_SLACK: u64 = 16;
 /// Longest sample quoted in evidence, in chars.
@@ -335,11 +337,13 @@ pub(crate) struct LoopRules {
     cfg: LoopConfig,
     /// Occurrences of a unit (counting the first) that make a loop: `DedupSettings::max_repetitions`.
     min_occurrences: u64,
+    /// Shortest back-to-back repeat that steers: `DedupSettings::min_repeat_length`.
+    min_steer_chars: u64,
     novelty: Novelty,
-    /// Per-position flag: the 16-gram ending here occurred earlier within the window.
+    /// Per-position flag: the 16-gram ending here occurred earlier within the window (from the
+    /// n-gram pass's index), and how many flags of the window are set.
     gram_recycled: VecDeque<bool>,
-    last16: DetMap<u64, u64>,
-    roll16: VecDeque<u32>,
+    recycled_in_window: usize,
     /// Normalized sentences of the window (hash, end position), for `sentence-recycle`.
     sentences: VecDeque<(u64, u64)>,
     sentence_hasher: SeqHasher,
@@ -392,13 +396,12 @@ fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
 }
 
 impl LoopRules {
-    pub(crate) fn new(cfg: LoopConfig, min_occurrences: usize) -> Self {
+    pub(crate) fn new(cfg: LoopConfig, min_occurrences: usize, min_steer_chars: usize) -> Self {
         let horizon = (cfg.window_chars as u64).max(4096) * 4;
         LoopRules {
             novelty: Novelty::new(horizon),
             gram_recycled: VecDeque::new(),
-            last16: DetMap::default(),
-            roll16: VecDeque::new(),
+            recycled_in_window: 0,
             sentences: VecDeque::new(),
             sentence_hasher: SeqHasher::new(),
             sentence_has_content: false,
@@ -407,6 +410,7 @@ impl LoopRules {
             soft: None,
             soft_until: 0,
             min_occurrences: min_occurrences.max(2) as u64,
+            min_steer_chars: min_steer_chars as u64,
             cfg,
         }
     }
@@ -434,7 +438,7 @@ impl LoopRules {
     /// Processes the normalized char at `pos` after the n-gram pass has seen it.
     pub(crate) fn on_char(&mut self, text: &NormStream, pos: u64, ch: u32, ngram: &NgramPass) {
         self.novelty.push(pos, ch);
-        self.track_window_grams(text, pos, ch);
+        self.track_window_grams(ngram);
         self.track_sentence(pos, ch);
         if self.verdict.is_some() {
             return;
@@ -450,29 +454,16 @@ impl LoopRules {
         self.novelty.forget_before(base, retained);
     }
 
-    fn track_window_grams(&mut self, text: &NormStream, pos: u64, ch: u32) {
+    fn track_window_grams(&mut self, ngram: &NgramPass) {
         let window = self.cfg.window_chars as u64;
-        self.roll16.push_back(ch);
-        if self.roll16.len() > GRAM {
-            self.roll16.pop_front();
-        }
-        let mut recycled = false;
-        if self.roll16.len() == GRAM {
-            let mut h = SeqHasher::new();
-            self.roll16.iter().for_each(|&c| h.push(c));
-            let g = h.finish();
-            if let Some(prev) = self.last16.insert(g, pos) {
-                recycled = prev + window > pos;
+        let recycled = ngram.last_distance().map_or(false, |d| d < window);
+        self.gram_recycled.push_back(recycled);
+        self.recycled_in_window += usize::from(recycled);
+        if self.gram_recycled.len() as u64 > window {
+            if self.gram_recycled.pop_front() == Some(true) {
+                self.recycled_in_window -= 1;
             }
         }
-        self.gram_recycled.push_back(recycled);
-        if self.gram_recycled.len() as u64 > window {
-            self.gram_recycled.pop_front();
-        }
-        if self.last16.len() as u64 > 4 * window {
-            self.last16.retain(|_, &mut p| p + window > pos);
-        }
-        let _ = text;
     }
 
     fn track_sentence(&mut self, pos: u64, ch: u32) {
@@ -520,12 +511,6 @@ impl LoopRules {
         e
     }
 
-    /// Steer-level description of a chain that repeats back to back but is not (yet) a confirmed loop.
-    pub(crate) fn describe_chain(&self, text: &NormStream, c: &Chain, pos: u64) -> LoopEvidence {
-        let detail = format!("{} chars repeat a unit of {} chars (similarity {:.2})", c.len(), c.period, c.similarity());
-        self.chain_evidence(text, "repeated-unit", detail, Severity::Steer, c, pos)
-    }
-
     /// The unit rules over the n-gram pass's exact segment and near-exact chain.
     fn judge_chain(&mut self, text: &NormStream, pos: u64, ngram: &NgramPass) {
         let cfg = &self.cfg;
@@ -550,7 +535,8 @@ impl LoopRules {
         let occurrences = 1 + c.len() / period;
         let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
         let repeated = occurrences >= self.min_occurrences && covered >= cfg.min_loop_chars as u64;
-        if !repeated && !long_unit {
+        let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
+        if !repeated && !long_unit && !back_to_back {
             return false;
         }
         // The unit is the last period of the original; it only needs classifying once per chain.
@@ -571,6 +557,14 @@ impl LoopRules {
         // the bigram that joins two copies; from the third copy on there must be nothing new.
         let later_copies_silent = self.novelty.novel_in(c.start + period + 1, c.end + 1) == 0;
         let repeats_silent = self.novelty.novel_in(c.start + 1, c.end + 1) <= 1;
+        // Steer on a unit repeated back to back that adds nothing but, perhaps, a changed number.
+        let silent_but_numbers = self.novelty.novel_in_by(Gain::NumbersMasked, c.start + 1, c.end + 1) <= 1;
+        if silent_but_numbers && back_to_back && class != UnitClass::Separator {
+            let what = if repeats_silent { "without new information" } else { "changing only numbers" };
+            let detail = format!("{} chars repeat a unit of {} chars back to back {}", c.len(), period, what);
+            self.soft = Some(self.chain_evidence(text, "repeated-unit", detail, Severity::Steer, &c, pos));
+            self.soft_until = pos + WINDOW_EVAL_EVERY;
+        }
         if !later_copies_silent {
             return false;
         }
@@ -598,8 +592,19 @@ impl LoopRules {
         false
     }
 
-    /// The window rules of the original detector.
+    /// True when the last `zero_gain_chars` added at most [`LOW_GAIN_BIGRAMS`] new bigrams, numbers
+    /// masked: the text is saying (almost) nothing new. Prose adds one every few words.
+    pub(crate) fn low_gain(&self, pos: u64) -> bool {
+        let span = self.cfg.zero_gain_chars as u64;
+        pos + 1 >= span && self.novelty.novel_in_by(Gain::NumbersMasked, pos + 1 - span, pos + 2) <= LOW_GAIN_BIGRAMS
+    }
+
+    /// The window rules of the original detector. Every one of them needs text that says little new,
+    /// so they are only evaluated when the information gain is low: prose never pays for them.
     fn judge_window(&mut self, text: &NormStream, pos: u64) {
+        if !self.low_gain(pos) {
+            return;
+        }
         let cfg = self.cfg.clone();
         let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
         let from = pos + 1 - window;
@@ -629,9 +634,7 @@ impl LoopRules {
             }
         }
         if soft.is_none() && window >= cfg.gram_recycle_min_window as u64 {
-            let n = self.gram_recycled.len().min(window as usize);
-            let recycled = self.gram_recycled.iter().rev().take(n).filter(|&&r| r).count();
-            let share = recycled as f64 / n.max(1) as f64;
+            let share = self.recycled_in_window as f64 / self.gram_recycled.len().max(1) as f64;
             if share >= cfg.gram_recycle16 {
                 soft = Some(("gram-recycle-16".into(), format!("{:.3} of 16-grams recycled within {} chars", share, window)));
             }
