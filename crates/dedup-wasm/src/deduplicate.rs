@@ -85,12 +85,13 @@ pub struct StreamCheck {
     pub ratio: f64,
     /// The action the policy recommends now.
     pub action: StreamAction,
-    /// The most recent repeated sections (at most [`MAX_STREAM_SECTIONS`]).
-    pub sections: Vec<RepeatedSection>,
     /// The loop verdict when aborting, or the soft finding when steering.
     pub evidence: Option<LoopEvidence>,
-    /// Bytes fed so far.
+    /// Bytes fed so far (content channel).
     pub bytes_seen: u64,
+    /// Changes whenever the known sections change; read them with [`StreamingState::sections`] only
+    /// then (a check stays cheap for every chunk, however many sections there are).
+    pub sections_version: u64,
 }
 
 /// A stream reports at most this many recent sections.
@@ -136,21 +137,26 @@ pub(crate) struct Detector {
     last_evidence_at: Option<u64>,
     /// Source chars consumed (for the hard caps).
     chars: u64,
+    /// Incremented whenever a section is recorded.
+    recorded: u64,
+    /// Steer evidence describing the latest section.
+    section_evidence: Option<LoopEvidence>,
     /// Hard cap for this channel (0 = off) and the rule name to report.
     cap: (u64, &'static str),
     pairs: Vec<SentencePair>,
 }
 
 impl Detector {
-    /// A detector retaining `retain` chars (`usize::MAX` for a batch) and `max_sections` sections.
-    pub(crate) fn new(settings: DedupSettings, retain: usize, max_sections: usize, reasoning: bool) -> Self {
+    /// A detector retaining `retain` chars (`usize::MAX` for a batch) and `max_sections` sections,
+    /// with room reserved for `expected` chars.
+    pub(crate) fn new(settings: DedupSettings, retain: usize, max_sections: usize, reasoning: bool, expected: usize) -> Self {
         let cap = if reasoning {
             (settings.loop_rules.max_reasoning_chars as u64, "max-reasoning-chars")
         } else {
             (settings.loop_rules.max_chars as u64, "max-chars")
         };
         Detector {
-            text: NormStream::new(retain),
+            text: NormStream::with_capacity(retain, expected),
             ngram: NgramPass::new(settings.ngram_threshold, settings.window_size, settings.step_size),
             sentences: SentencePass::new(settings.sentence_threshold, settings.context_gap_max, settings.min_sentence_tokens),
             rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length),
@@ -159,6 +165,8 @@ impl Detector {
             covered: 0,
             last_evidence_at: None,
             chars: 0,
+            recorded: 0,
+            section_evidence: None,
             cap,
             pairs: Vec::new(),
             settings,
@@ -252,7 +260,6 @@ impl Detector {
     fn record_chain(&mut self, c: Chain) {
         if let Some(section) = self.chain_section(&c) {
             self.covered += c.len();
-            self.last_evidence_at = Some(c.end);
             if let Some(held) = self.sentences.held() {
                 if overlaps(&held.repeat, &section.repeat) {
                     if let Some(p) = self.sentences.confirm_held() {
@@ -270,12 +277,13 @@ impl Detector {
     fn take_pairs(&mut self) {
         let pairs = std::mem::take(&mut self.pairs);
         for p in pairs {
-            self.last_evidence_at = Some(self.text.end());
             self.push_section(Section { original: p.original, repeat: p.repeat, similarity: p.similarity, source: SectionSource::Sentence });
         }
     }
 
     fn push_section(&mut self, s: Section) {
+        self.describe_section(&s);
+        self.recorded += 1;
         self.sections.push_back(s);
         if self.sections.len() > self.max_sections {
             self.sections.pop_front();
@@ -304,6 +312,28 @@ impl Detector {
         Some(Section { original: orig, repeat: rep, similarity: 1.0, source: SectionSource::Period })
     }
 
+    /// Changes whenever [`Detector::sections`] would return something different.
+    pub(crate) fn sections_version(&self) -> u64 {
+        let mut h = crate::hash::SeqHasher::new();
+        h.push(self.recorded as u32);
+        h.push((self.recorded >> 32) as u32);
+        if let Some(c) = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64) {
+            for v in [c.start, c.end, c.period] {
+                h.push(v as u32);
+                h.push((v >> 32) as u32);
+            }
+        }
+        h.push(u32::from(self.rules.verdict().is_some()));
+        h.finish()
+    }
+
+    /// True when any section is known.
+    pub(crate) fn has_sections(&self) -> bool {
+        !self.sections.is_empty()
+            || self.rules.verdict().map_or(false, |v| v.unit_spans.is_some())
+            || self.ngram.live_chain().map_or(false, |c| c.len() >= self.settings.min_repeat_length as u64)
+    }
+
     /// Share of the normalized text inside near-exact repeats.
     pub(crate) fn ratio(&self) -> f64 {
         let total = self.text.end();
@@ -327,22 +357,31 @@ impl Detector {
         }
         let window = self.settings.loop_rules.window_chars as u64;
         let recent = self.last_evidence_at.map_or(false, |at| at + window >= pos);
-        if !(recent && self.sentences.pairs_seen() >= 2 && pos > 0 && self.rules.low_gain(pos - 1)) {
-            return None;
+        if recent && self.sentences.pairs_seen() >= 2 && pos > 0 && self.rules.low_gain(pos - 1) {
+            return self.section_evidence.clone();
         }
-        let last = self.sections.back()?;
-        let at = self.text.consumed();
-        Some(LoopEvidence {
+        None
+    }
+
+    /// Describes the section just recorded, for steering (built once per section, not per chunk).
+    fn describe_section(&mut self, s: &Section) {
+        self.last_evidence_at = Some(self.text.end());
+        let source = match s.source {
+            SectionSource::Ngram => "ngram",
+            SectionSource::Sentence => "sentence",
+            SectionSource::Period => "period",
+        };
+        self.section_evidence = Some(LoopEvidence {
             rule: "repeated-section".into(),
-            detail: format!("{:?} repeat of {} bytes (similarity {:.2}) while almost nothing new is said", last.source, last.repeat.end.byte - last.repeat.start.byte, last.similarity).to_lowercase(),
+            detail: format!("{} repeat of {} bytes (similarity {:.2}) while almost nothing new is said", source, s.repeat.end.byte - s.repeat.start.byte, s.similarity),
             sample: String::new(),
             severity: Severity::Steer,
-            start: last.repeat.start.byte,
-            at: at.byte,
-            start_utf16: last.repeat.start.utf16,
-            at_utf16: at.utf16,
+            start: s.repeat.start.byte,
+            at: s.repeat.end.byte,
+            start_utf16: s.repeat.start.utf16,
+            at_utf16: s.repeat.end.utf16,
             unit_spans: None,
-        })
+        });
     }
 
     pub(crate) fn consumed_bytes(&self) -> u64 {
@@ -377,7 +416,7 @@ pub fn check_repetition(text: &str, settings: &DedupSettings) -> Result<Repetiti
 /// [`check_repetition`] with both offset units kept (for the wasm bridge).
 pub(crate) fn check_sections(text: &str, settings: &DedupSettings) -> Result<(Vec<Section>, f64), DedupError> {
     settings.validate()?;
-    let mut d = Detector::new(settings.clone(), usize::MAX, usize::MAX, false);
+    let mut d = Detector::new(settings.clone(), usize::MAX, usize::MAX, false, text.len());
     d.push_str(text);
     d.finish();
     Ok((d.sections(), d.ratio()))
@@ -414,7 +453,7 @@ impl StreamingState {
 
     fn fresh(settings: DedupSettings) -> Self {
         StreamingState {
-            content: Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, false),
+            content: Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, false, 0),
             reasoning: None,
             chunks: 0,
             last_delta_at: 0,
@@ -438,7 +477,7 @@ impl StreamingState {
     pub fn feed_reasoning_chunk(&mut self, chunk: &str) -> StreamCheck {
         let settings = self.content.settings().clone();
         self.reasoning
-            .get_or_insert_with(|| Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, true))
+            .get_or_insert_with(|| Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, true, 0))
             .push_str(chunk);
         self.after_chunk()
     }
@@ -468,7 +507,6 @@ impl StreamingState {
 
     fn compute_check(&self) -> StreamCheck {
         let s = self.content.settings();
-        let sections: Vec<RepeatedSection> = self.content.sections().iter().rev().take(MAX_STREAM_SECTIONS).rev().map(Section::public).collect();
         let gated = self.chunks <= s.warmup_chunks as u64 || self.total_chars() < s.min_content_chars() as u64;
         let (action, evidence) = if let Some(v) = self.verdict() {
             (StreamAction::Abort, Some(v.clone()))
@@ -480,7 +518,26 @@ impl StreamingState {
                 None => (StreamAction::None, None),
             }
         };
-        StreamCheck { repeated: !sections.is_empty(), ratio: self.content.ratio(), action, sections, evidence, bytes_seen: self.content.consumed_bytes() }
+        StreamCheck {
+            repeated: self.content.has_sections(),
+            ratio: self.content.ratio(),
+            action,
+            evidence,
+            bytes_seen: self.content.consumed_bytes(),
+            sections_version: self.content.sections_version(),
+        }
+    }
+
+    /// The most recent repeated sections of the content channel (at most [`MAX_STREAM_SECTIONS`]),
+    /// ordered by where the repeat starts; byte offsets into everything fed.
+    pub fn sections(&self) -> Vec<RepeatedSection> {
+        self.recent_sections().iter().map(Section::public).collect()
+    }
+
+    pub(crate) fn recent_sections(&self) -> Vec<Section> {
+        let all = self.content.sections();
+        let skip = all.len().saturating_sub(MAX_STREAM_SECTIONS);
+        all[skip..].to_vec()
     }
 
     /// The action for a check returned by this monitor.

@@ -36,6 +36,19 @@ struct StreamSlot {
     last_print: u64,
 }
 
+/// Sections version and evidence identity of a check: when it changes, the host re-reads details.
+fn print_of(check: &StreamCheck) -> u64 {
+    let mut h = crate::hash::SeqHasher::new();
+    h.push(check.sections_version as u32);
+    h.push((check.sections_version >> 32) as u32);
+    if let Some(e) = &check.evidence {
+        e.rule.chars().for_each(|c| h.push(c as u32));
+        h.push(e.start as u32);
+        h.push(e.at as u32);
+    }
+    h.finish()
+}
+
 struct Streams {
     next: u32,
     map: BTreeMap<u32, StreamSlot>,
@@ -260,21 +273,6 @@ fn with_stream<R>(handle: u32, f: impl FnOnce(&mut StreamSlot) -> R) -> Result<R
     })
 }
 
-fn print_of(check: &StreamCheck, state: &StreamingState) -> u64 {
-    let mut h = crate::hash::SeqHasher::new();
-    for s in &check.sections {
-        h.push(s.repeat_start as u32);
-        h.push(s.repeat_end as u32);
-        h.push(s.original_start as u32);
-    }
-    if let Some(e) = &check.evidence {
-        e.rule.chars().for_each(|c| h.push(c as u32));
-        h.push(e.start as u32);
-    }
-    let _ = state;
-    h.finish()
-}
-
 /// Feeds a chunk to a stream (`channel` 0 = content, 1 = reasoning). Returns a packed status:
 /// bits 0-1 the action (0 none, 1 steer, 2 abort), bit 2 `repeated`, bit 3 set when sections or
 /// evidence changed since the previous feed (then `dw_stream_check` has news). -1 on error.
@@ -286,7 +284,7 @@ pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channe
     };
     let r = with_stream(handle, |slot| {
         let check = if channel == 1 { slot.state.feed_reasoning_chunk(chunk) } else { slot.state.feed_chunk(chunk) };
-        let print = print_of(&check, &slot.state);
+        let print = print_of(&check);
         let changed = print != slot.last_print;
         slot.last_print = print;
         let action = match check.action {
@@ -310,10 +308,10 @@ pub extern "C" fn dw_stream_ratio(handle: u32) -> f64 {
 pub extern "C" fn dw_stream_check(handle: u32) -> i32 {
     let r = with_stream(handle, |slot| {
         let d = slot.state.content_detector();
-        let sections: Vec<Value> = d.sections().iter().rev().take(crate::MAX_STREAM_SECTIONS).rev().map(section_json).collect();
+        let sections: Vec<Value> = slot.state.recent_sections().iter().map(section_json).collect();
         let check = slot.state.last_check();
         json!({
-            "repeated": !sections.is_empty(),
+            "repeated": check.map_or(false, |c| c.repeated),
             "ratio": check.map_or(0.0, |c| c.ratio),
             "action": check.map_or(crate::StreamAction::None, |c| c.action),
             "sections": sections,

@@ -42,6 +42,7 @@ mod split_sentences;
 mod table;
 mod text;
 mod tokenize;
+mod window_stats;
 
 /// The wasm ABI. Compiled natively too, so its protocol is tested by `cargo test`.
 pub mod ffi;

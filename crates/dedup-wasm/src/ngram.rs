@@ -158,12 +158,14 @@ impl NgramPass {
 
         if gram_ready {
             let g = mix64(self.roll);
+            // Indexing first: the dense table hands back the gram's previous occurrence.
+            let prev = self.index(g, pos);
             if let Some(seg) = self.open {
                 if seg.end - seg.start >= GRAM as u64 {
                     self.last_distance = Some(seg.d);
                 }
             } else {
-                let hit = self.dense.get(g).or_else(|| self.sparse.get(g).filter(|&j| j + 1 >= text.base() + GRAM as u64));
+                let hit = prev.or_else(|| self.sparse.get(g).filter(|&j| j + 1 >= text.base() + GRAM as u64));
                 self.last_distance = hit.filter(|&j| j < pos).map(|j| pos - j);
                 if let Some(j) = hit {
                     if j < pos && self.verify(text, j, pos) {
@@ -179,7 +181,6 @@ impl NgramPass {
                     }
                 }
             }
-            self.index(g, pos);
         }
         finished
     }
@@ -192,17 +193,19 @@ impl NgramPass {
         (0..g).all(|k| text.at(j - k) == text.at(i - k))
     }
 
-    fn index(&mut self, g: u64, pos: u64) {
+    /// Indexes the gram ending at `pos`; returns its previous occurrence within the dense window.
+    #[inline]
+    fn index(&mut self, g: u64, pos: u64) -> Option<u64> {
         let slot = (pos % DENSE_WINDOW) as usize;
         if pos >= DENSE_WINDOW {
             let expired = pos - DENSE_WINDOW;
             self.dense.remove_if(self.ring[slot], expired);
         }
         self.ring[slot] = g;
-        self.dense.insert(g, pos);
         if pos % self.step == 0 {
             self.sparse.insert(g, pos);
         }
+        self.dense.insert(g, pos)
     }
 
     /// Drops sparse entries older than `base` once they make up most of the table.

@@ -29,11 +29,12 @@
 //! gates of `char-collapse-loop` as in the original.
 
 use crate::error::DedupError;
-use crate::hash::{mix64, DetSet, SeqHasher};
+use crate::hash::{DetSet, SeqHasher};
 use crate::ngram::{Chain, NgramPass};
 use crate::novelty::{Gain, Novelty};
 use crate::settings::{count_field, float_field, kind_of};
 use crate::text::{NormStream, SourceSpan};
+use crate::window_stats::WindowStats;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -250,87 +251,16 @@ const RESTART_SLACK: u64 = 16;
 /// Longest sample quoted in evidence, in chars.
 const SAMPLE_CHARS: usize = 80;
 
-#[inline]
-fn is_fragment_separator(c: char) -> bool {
-    c == ' ' || (c.is_ascii_punctuation() && c != '_') || matches!(c, '，' | '。' | '！' | '？' | '、' | '；' | '：' | '…' | '“' | '”' | '‘' | '’' | '（' | '）' | '《' | '》' | '「' | '」' | '—')
-}
-
-/// Char-level statistics of a window: distinct chars, fragments (text between separators) and
-/// char trigrams.
-struct WindowStats {
-    chars: usize,
-    distinct: usize,
-    kinds: usize,
-    median_fragment: usize,
-    grams3: usize,
-    distinct3: usize,
-}
-
-impl WindowStats {
-    fn of(chars: impl Iterator<Item = u32>) -> Self {
-        let mut distinct: DetSet<u32> = DetSet::default();
-        let mut fragments: DetSet<u64> = DetSet::default();
-        let mut lengths: Vec<usize> = Vec::new();
-        let mut grams3: DetSet<u64> = DetSet::default();
-        let (mut h, mut len, mut n, mut total3) = (SeqHasher::new(), 0usize, 0usize, 0usize);
-        let (mut p1, mut p2) = (u32::MAX, u32::MAX);
-        for ch in chars {
-            n += 1;
-            distinct.insert(ch);
-            if p2 != u32::MAX {
-                grams3.insert(mix64((u64::from(p2) << 42) ^ (u64::from(p1) << 21) ^ u64::from(ch)));
-                total3 += 1;
-            }
-            p2 = p1;
-            p1 = ch;
-            if is_fragment_separator(char::from_u32(ch).unwrap_or(' ')) {
-                if len > 0 {
-                    fragments.insert(h.finish());
-                    lengths.push(len);
-                }
-                h = SeqHasher::new();
-                len = 0;
-            } else {
-                h.push(ch);
-                len += 1;
-            }
-        }
-        if len > 0 {
-            fragments.insert(h.finish());
-            lengths.push(len);
-        }
-        lengths.sort_unstable();
-        WindowStats {
-            chars: n,
-            distinct: distinct.len(),
-            kinds: fragments.len(),
-            median_fragment: lengths.get(lengths.len() / 2).copied().unwrap_or(0),
-            grams3: total3,
-            distinct3: grams3.len(),
-        }
-    }
-
-    fn char_ratio(&self) -> f64 {
-        self.distinct as f64 / self.chars.max(1) as f64
-    }
-
-    /// Few distinct chars, short fragments, few kinds of fragment.
-    fn collapsed(&self, max_ratio: f64, max_median: usize, max_kinds: usize) -> bool {
-        self.chars > 0 && self.char_ratio() < max_ratio && self.median_fragment < max_median && self.kinds <= max_kinds && self.kinds > 0
-    }
-}
-
 /// True when the last `window_chars` of `text` (lowercased, whitespace collapsed) have collapsed to a
 /// few distinct chars in short, few kinds of fragments: the `char-collapse-loop` test on its own,
 /// without the information-gain condition the streaming rule adds.
 pub fn is_char_collapsed(text: &str, cfg: &LoopConfig) -> bool {
     let mut norm = NormStream::new(usize::MAX);
-    let mut chars: Vec<u32> = Vec::new();
+    let mut stats = WindowStats::new(cfg.window_chars);
     for c in text.chars() {
-        norm.push(c, |_, _, ch| chars.push(ch));
+        norm.push(c, |_, pos, ch| stats.push(pos, ch));
     }
-    let tail = &chars[chars.len().saturating_sub(cfg.window_chars)..];
-    WindowStats::of(tail.iter().copied()).collapsed(cfg.char_collapse_ratio, cfg.collapse_median_fragment, cfg.max_fragment_kinds)
+    stats.collapsed(cfg.char_collapse_ratio, cfg.collapse_median_fragment, cfg.max_fragment_kinds)
 }
 
 pub(crate) struct LoopRules {
@@ -340,16 +270,23 @@ pub(crate) struct LoopRules {
     /// Shortest back-to-back repeat that steers: `DedupSettings::min_repeat_length`.
     min_steer_chars: u64,
     novelty: Novelty,
-    /// Per-position flag: the 16-gram ending here occurred earlier within the window (from the
-    /// n-gram pass's index), and how many flags of the window are set.
-    gram_recycled: VecDeque<bool>,
-    recycled_in_window: usize,
+    /// Char-level statistics of the window, maintained only while the text says little new
+    /// (`window_active`); rebuilt from the retained text when that regime begins.
+    window: WindowStats,
+    window_active: bool,
+    /// Per-position flags, as a ring: the 16-gram ending there occurred earlier within the window
+    /// (read off the n-gram index), and how many of the window's flags are set.
+    recycled: Vec<bool>,
+    recycled_count: usize,
     /// Normalized sentences of the window (hash, end position), for `sentence-recycle`.
     sentences: VecDeque<(u64, u64)>,
     sentence_hasher: SeqHasher,
     sentence_has_content: bool,
     /// Position from which the current exact/near-exact chain was already judged (avoids rescans).
     judged_unit: Option<(u64, u64, UnitClass)>,
+    /// A chain (start, first period) whose repeats already said something new: it can only say more
+    /// as it grows, so it is not judged again.
+    disqualified: Option<(u64, u64)>,
     verdict: Option<LoopEvidence>,
     soft: Option<LoopEvidence>,
     soft_until: u64,
@@ -400,12 +337,15 @@ impl LoopRules {
         let horizon = (cfg.window_chars as u64).max(4096) * 4;
         LoopRules {
             novelty: Novelty::new(horizon),
-            gram_recycled: VecDeque::new(),
-            recycled_in_window: 0,
+            window: WindowStats::new(cfg.window_chars),
+            window_active: false,
+            recycled: vec![false; cfg.window_chars.max(1)],
+            recycled_count: 0,
             sentences: VecDeque::new(),
             sentence_hasher: SeqHasher::new(),
             sentence_has_content: false,
             judged_unit: None,
+            disqualified: None,
             verdict: None,
             soft: None,
             soft_until: 0,
@@ -438,7 +378,13 @@ impl LoopRules {
     /// Processes the normalized char at `pos` after the n-gram pass has seen it.
     pub(crate) fn on_char(&mut self, text: &NormStream, pos: u64, ch: u32, ngram: &NgramPass) {
         self.novelty.push(pos, ch);
-        self.track_window_grams(ngram);
+        let recycled = ngram.last_distance().map_or(false, |d| d < self.cfg.window_chars as u64);
+        let slot = (pos % self.recycled.len() as u64) as usize;
+        self.recycled_count = self.recycled_count + usize::from(recycled) - usize::from(self.recycled[slot]);
+        self.recycled[slot] = recycled;
+        if self.window_active {
+            self.window.push(pos, ch);
+        }
         self.track_sentence(pos, ch);
         if self.verdict.is_some() {
             return;
@@ -452,18 +398,6 @@ impl LoopRules {
     /// Drops state that refers to text older than `base`.
     pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
         self.novelty.forget_before(base, retained);
-    }
-
-    fn track_window_grams(&mut self, ngram: &NgramPass) {
-        let window = self.cfg.window_chars as u64;
-        let recycled = ngram.last_distance().map_or(false, |d| d < window);
-        self.gram_recycled.push_back(recycled);
-        self.recycled_in_window += usize::from(recycled);
-        if self.gram_recycled.len() as u64 > window {
-            if self.gram_recycled.pop_front() == Some(true) {
-                self.recycled_in_window -= 1;
-            }
-        }
     }
 
     fn track_sentence(&mut self, pos: u64, ch: u32) {
@@ -512,19 +446,21 @@ impl LoopRules {
     }
 
     /// The unit rules over the n-gram pass's exact segment and near-exact chain.
+    ///
+    /// Only a growing match can change a judgment, so nothing is judged while no segment is open.
     fn judge_chain(&mut self, text: &NormStream, pos: u64, ngram: &NgramPass) {
-        let cfg = &self.cfg;
-        if let Some(seg) = ngram.open_segment() {
-            if self.judge_unit(text, pos, seg) {
-                return;
-            }
+        let seg = match ngram.open_segment() {
+            Some(seg) if seg.end == pos + 1 => seg,
+            _ => return,
+        };
+        if self.judge_unit(text, pos, seg) {
+            return;
         }
         if let Some(chain) = ngram.live_chain() {
             if chain.matched != chain.len() {
                 self.judge_unit(text, pos, chain);
             }
         }
-        let _ = cfg;
     }
 
     /// Judges one chain as a looping unit; returns true when it latched a verdict.
@@ -536,7 +472,7 @@ impl LoopRules {
         let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
         let repeated = occurrences >= self.min_occurrences && covered >= cfg.min_loop_chars as u64;
         let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
-        if !repeated && !long_unit && !back_to_back {
+        if (!repeated && !long_unit && !back_to_back) || self.disqualified == Some((c.start, c.first_period)) {
             return false;
         }
         // The unit is the last period of the original; it only needs classifying once per chain.
@@ -566,6 +502,9 @@ impl LoopRules {
             self.soft_until = pos + WINDOW_EVAL_EVERY;
         }
         if !later_copies_silent {
+            if !silent_but_numbers {
+                self.disqualified = Some((c.start, c.first_period));
+            }
             return false;
         }
         if repeated {
@@ -603,23 +542,31 @@ impl LoopRules {
     /// so they are only evaluated when the information gain is low: prose never pays for them.
     fn judge_window(&mut self, text: &NormStream, pos: u64) {
         if !self.low_gain(pos) {
+            self.window_active = false;
             return;
         }
         let cfg = self.cfg.clone();
         let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
+        if !self.window_active {
+            self.window = WindowStats::new(cfg.window_chars);
+            for p in pos + 1 - window..=pos {
+                self.window.push(p, text.at(p));
+            }
+            self.window_active = true;
+        }
         let from = pos + 1 - window;
         let zero_gain = window >= cfg.zero_gain_chars as u64
             && self.novelty.novel_in(pos + 1 - cfg.zero_gain_chars as u64, pos + 2) == 0;
 
-        let stats = WindowStats::of((from..=pos).map(|p| text.at(p)));
         let (kind_gate, ratio_gate) = if zero_gain {
             (cfg.boosted_fragment_kinds, cfg.boosted_char_ratio)
         } else {
             (cfg.max_fragment_kinds, cfg.char_collapse_ratio)
         };
         let silent_tail = self.novelty.novel_in(pos + 1 - (cfg.zero_gain_chars as u64).min(window), pos + 2) == 0;
-        if window >= 200 && stats.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) && silent_tail {
-            let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", stats.distinct, window, stats.char_ratio(), stats.kinds, stats.median_fragment);
+        let w = &self.window;
+        if window >= 200 && silent_tail && w.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) {
+            let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", w.distinct_chars(), window, w.char_ratio(), w.fragment_kinds(), w.median_fragment());
             let e = self.evidence(text, "char-collapse-loop", detail, Severity::Abort, from, (pos + 1 - 40.min(window), pos + 1), pos);
             self.latch(e);
             return;
@@ -627,14 +574,15 @@ impl LoopRules {
 
         // Soft rules: they steer only.
         let mut soft: Option<(String, String)> = None;
-        if window >= cfg.tight_min_window as u64 && stats.grams3 > 0 {
-            let redundancy = 1.0 - stats.distinct3 as f64 / stats.grams3 as f64;
+        if window >= cfg.tight_min_window as u64 {
+            let redundancy = self.window.trigram_redundancy();
             if redundancy >= cfg.tight_redundancy {
                 soft = Some(("tight-phrase-loop".into(), format!("3-gram redundancy {:.3} over {} chars", redundancy, window)));
             }
         }
         if soft.is_none() && window >= cfg.gram_recycle_min_window as u64 {
-            let share = self.recycled_in_window as f64 / self.gram_recycled.len().max(1) as f64;
+            let seen = (pos + 1).min(self.recycled.len() as u64) as f64;
+            let share = self.recycled_count as f64 / seen;
             if share >= cfg.gram_recycle16 {
                 soft = Some(("gram-recycle-16".into(), format!("{:.3} of 16-grams recycled within {} chars", share, window)));
             }

@@ -10,10 +10,10 @@
 //! overlapping n-gram finding (checked by the caller). This is what keeps one echoed phrase from
 //! counting as repetition.
 
-use crate::similarity::{jaccard_sorted, sorted_unique};
+use crate::similarity::jaccard_sorted;
 use crate::split_sentences::{SentenceEnd, SentenceSplitter};
 use crate::text::SourceSpan;
-use crate::tokenize::token_hashes;
+use crate::tokenize::for_each_token;
 use std::collections::VecDeque;
 
 /// A pair this similar may be confirmed by an overlapping n-gram finding instead of a second pair.
@@ -45,6 +45,7 @@ pub(crate) struct SentencePass {
     /// A lone pair waiting for corroboration.
     held: Option<SentencePair>,
     pairs_seen: u64,
+    scratch: Vec<u64>,
 }
 
 impl SentencePass {
@@ -57,6 +58,7 @@ impl SentencePass {
             recent: VecDeque::new(),
             held: None,
             pairs_seen: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -85,8 +87,14 @@ impl SentencePass {
     }
 
     fn judge(&mut self, s: &SentenceEnd, reported: &mut Vec<SentencePair>) {
-        let tokens = sorted_unique(&token_hashes(&s.text));
+        // The token buffer is recycled from the sentence that last left the gate window.
+        let mut tokens = std::mem::take(&mut self.scratch);
+        tokens.clear();
+        for_each_token(self.splitter.completed(), |t| tokens.push(t.hash));
+        tokens.sort_unstable();
+        tokens.dedup();
         if tokens.len() < self.min_tokens {
+            self.scratch = tokens;
             return;
         }
         let span = SourceSpan { start: s.start, end: s.end };
@@ -113,7 +121,9 @@ impl SentencePass {
         }
         self.recent.push_back(Eligible { tokens, span });
         if self.recent.len() > self.gap {
-            self.recent.pop_front();
+            if let Some(old) = self.recent.pop_front() {
+                self.scratch = old.tokens;
+            }
         }
     }
 

@@ -56,10 +56,10 @@ fn dot_is_internal(before: &str, next: Option<char>) -> bool {
     ABBREVIATIONS.iter().any(|a| *a == lower)
 }
 
-/// A finished sentence: its text (trimmed) and where it starts in the stream, in bytes and UTF-16 units.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a finished sentence lies in the stream (trimmed), in bytes and UTF-16 units. Its text is
+/// [`SentenceSplitter::completed`] until the next sentence completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SentenceEnd {
-    pub text: String,
     pub start: SourcePos,
     pub end: SourcePos,
 }
@@ -69,6 +69,8 @@ pub(crate) struct SentenceEnd {
 /// not depend on how the text was chunked.
 pub(crate) struct SentenceSplitter {
     buf: String,
+    /// Trimmed text of the last completed sentence (both buffers keep their capacity).
+    done: String,
     buf_start: SourcePos,
     /// Source position just past the last char pushed.
     at: SourcePos,
@@ -82,7 +84,7 @@ pub(crate) struct SentenceSplitter {
 
 impl SentenceSplitter {
     pub(crate) fn new(max_bytes: usize) -> Self {
-        SentenceSplitter { buf: String::new(), buf_start: SourcePos::default(), at: SourcePos::default(), dot_waiting: false, closing: false, max_bytes }
+        SentenceSplitter { buf: String::new(), done: String::new(), buf_start: SourcePos::default(), at: SourcePos::default(), dot_waiting: false, closing: false, max_bytes }
     }
 
     /// Feeds one char; returns the sentence it completed, if any.
@@ -130,20 +132,28 @@ impl SentenceSplitter {
         self.at.utf16 += c.len_utf16() as u64;
     }
 
+    /// Text of the sentence [`SentenceSplitter::push`] or [`SentenceSplitter::finish`] last returned.
+    pub(crate) fn completed(&self) -> &str {
+        &self.done
+    }
+
     fn take(&mut self) -> Option<SentenceEnd> {
-        let buf = std::mem::take(&mut self.buf);
-        let trimmed_start = buf.len() - buf.trim_start().len();
-        let body = buf.trim();
+        let trimmed_start = self.buf.len() - self.buf.trim_start().len();
+        let body = self.buf.trim();
         if body.is_empty() {
+            self.buf.clear();
             return None;
         }
-        let lead = &buf[..trimmed_start];
+        let lead = &self.buf[..trimmed_start];
         let start = SourcePos {
             byte: self.buf_start.byte + lead.len() as u64,
             utf16: self.buf_start.utf16 + lead.encode_utf16().count() as u64,
         };
         let end = SourcePos { byte: start.byte + body.len() as u64, utf16: start.utf16 + body.encode_utf16().count() as u64 };
-        Some(SentenceEnd { text: body.to_string(), start, end })
+        self.done.clear();
+        self.done.push_str(body);
+        self.buf.clear();
+        Some(SentenceEnd { start, end })
     }
 }
 

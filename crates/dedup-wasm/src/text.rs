@@ -30,6 +30,8 @@ pub(crate) struct NormStream {
     /// Byte length of each normalized char's source char (1..=4); its UTF-16 length follows from it.
     src_len: Vec<u8>,
     retain: usize,
+    /// Length at which the oldest chars are dropped (1.5 × retain), so dropping is amortized O(1).
+    compact_at: usize,
     in_space: bool,
     /// Source position just past the last source char consumed.
     consumed: SourcePos,
@@ -38,12 +40,19 @@ pub(crate) struct NormStream {
 impl NormStream {
     /// A stream keeping at least the last `retain` normalized chars (`usize::MAX`: keep all).
     pub(crate) fn new(retain: usize) -> Self {
+        NormStream::with_capacity(retain, 0)
+    }
+
+    /// Like [`NormStream::new`], reserving room for `expected` chars up front (a batch knows its size).
+    pub(crate) fn with_capacity(retain: usize, expected: usize) -> Self {
+        let reserve = expected.min(retain);
         NormStream {
             base: 0,
-            chars: Vec::new(),
-            src: Vec::new(),
-            src_len: Vec::new(),
+            chars: Vec::with_capacity(reserve),
+            src: Vec::with_capacity(reserve),
+            src_len: Vec::with_capacity(reserve),
             retain,
+            compact_at: retain.saturating_add(retain / 2),
             in_space: false,
             consumed: SourcePos::default(),
         }
@@ -114,7 +123,7 @@ impl NormStream {
 
     #[inline]
     fn append(&mut self, ch: u32, at: SourcePos, blen: u8) -> u64 {
-        if self.chars.len() >= self.retain.saturating_add(self.retain / 2).max(self.retain) && self.retain != usize::MAX {
+        if self.chars.len() >= self.compact_at {
             let drop = self.chars.len() - self.retain;
             self.chars.drain(..drop);
             self.src.drain(..drop);

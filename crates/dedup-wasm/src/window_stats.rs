@@ -1,0 +1,222 @@
+//! Sliding-window statistics for the window rules, each kept up to date in O(1) per char:
+//! distinct chars, fragment kinds (text between separators) and char-trigram redundancy.
+//!
+//! Distinct counts are kept in [`BUCKETS`] hashed buckets. A collision can only merge two kinds into
+//! one, so the text can look slightly *more* repetitive than it is, never less; with a window of
+//! 1,600 chars the error is a few percent of the count, far from the rules' thresholds, and it is
+//! deterministic (the same text always gives the same counts).
+
+use crate::hash::SeqHasher;
+use std::collections::VecDeque;
+
+/// Buckets per distinct-count.
+pub(crate) const BUCKETS: usize = 1 << BUCKET_BITS;
+const BUCKET_BITS: u32 = 12;
+
+/// A multiset of hashed kinds: how many members, how many distinct buckets occupied.
+struct Kinds {
+    counts: Vec<u32>,
+    distinct: usize,
+}
+
+impl Kinds {
+    fn new() -> Self {
+        Kinds { counts: vec![0; BUCKETS], distinct: 0 }
+    }
+    /// Multiply-shift hashing into the buckets (the top bits of an odd multiple spread well).
+    #[inline]
+    fn bucket(h: u64) -> usize {
+        (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BUCKET_BITS)) as usize
+    }
+    #[inline]
+    fn add(&mut self, b: usize) {
+        if self.counts[b] == 0 {
+            self.distinct += 1;
+        }
+        self.counts[b] += 1;
+    }
+    #[inline]
+    fn remove(&mut self, b: usize) {
+        self.counts[b] -= 1;
+        if self.counts[b] == 0 {
+            self.distinct -= 1;
+        }
+    }
+}
+
+/// True for chars that end a fragment: spaces and punctuation (Latin and CJK).
+#[inline]
+pub(crate) fn is_fragment_separator(c: char) -> bool {
+    c == ' '
+        || (c.is_ascii_punctuation() && c != '_')
+        || matches!(c, '，' | '。' | '！' | '？' | '、' | '；' | '：' | '…' | '“' | '”' | '‘' | '’' | '（' | '）' | '《' | '》' | '「' | '」' | '—')
+}
+
+pub(crate) struct WindowStats {
+    window: usize,
+    /// The window's chars as a ring: `ring[(start + i) % window]` is the i-th oldest.
+    ring: Vec<u32>,
+    start: usize,
+    len: usize,
+    char_kinds: Kinds,
+    trigrams: Kinds,
+    fragments: Kinds,
+    /// Fragments that ended inside the window: (end position, bucket, length).
+    fragment_queue: VecDeque<(u64, usize, u32)>,
+    fragment: SeqHasher,
+    fragment_len: u32,
+}
+
+impl WindowStats {
+    pub(crate) fn new(window: usize) -> Self {
+        let window = window.max(3);
+        WindowStats {
+            window,
+            ring: vec![0; window],
+            start: 0,
+            len: 0,
+            char_kinds: Kinds::new(),
+            trigrams: Kinds::new(),
+            fragments: Kinds::new(),
+            fragment_queue: VecDeque::new(),
+            fragment: SeqHasher::new(),
+            fragment_len: 0,
+        }
+    }
+
+    #[inline]
+    fn trigram_bucket(a: u32, b: u32, c: u32) -> usize {
+        Kinds::bucket(((u64::from(a) << 42) ^ (u64::from(b) << 21) ^ u64::from(c)).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ u64::from(a))
+    }
+
+    #[inline]
+    fn nth(&self, i: usize) -> u32 {
+        let j = self.start + i;
+        self.ring[if j >= self.window { j - self.window } else { j }]
+    }
+
+    /// Adds the normalized char at `pos`.
+    #[inline]
+    pub(crate) fn push(&mut self, pos: u64, ch: u32) {
+        if self.len == self.window {
+            let (a, b, c) = (self.nth(0), self.nth(1), self.nth(2));
+            self.char_kinds.remove(Kinds::bucket(u64::from(a)));
+            self.trigrams.remove(Self::trigram_bucket(a, b, c));
+            self.start = if self.start + 1 == self.window { 0 } else { self.start + 1 };
+            self.len -= 1;
+        }
+        if self.len >= 2 {
+            let (a, b) = (self.nth(self.len - 2), self.nth(self.len - 1));
+            self.trigrams.add(Self::trigram_bucket(a, b, ch));
+        }
+        let j = self.start + self.len;
+        self.ring[if j >= self.window { j - self.window } else { j }] = ch;
+        self.len += 1;
+        self.char_kinds.add(Kinds::bucket(u64::from(ch)));
+
+        if is_fragment_separator(char::from_u32(ch).unwrap_or(' ')) {
+            if self.fragment_len > 0 {
+                let b = Kinds::bucket(self.fragment.finish());
+                self.fragments.add(b);
+                self.fragment_queue.push_back((pos, b, self.fragment_len));
+            }
+            self.fragment = SeqHasher::new();
+            self.fragment_len = 0;
+        } else {
+            self.fragment.push(ch);
+            self.fragment_len = self.fragment_len.saturating_add(1);
+        }
+        while let Some(&(end, b, _)) = self.fragment_queue.front() {
+            if end + self.window as u64 <= pos {
+                self.fragments.remove(b);
+                self.fragment_queue.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Distinct chars in the window.
+    pub(crate) fn distinct_chars(&self) -> usize {
+        self.char_kinds.distinct
+    }
+
+    /// Distinct chars over window length.
+    pub(crate) fn char_ratio(&self) -> f64 {
+        self.char_kinds.distinct as f64 / self.len.max(1) as f64
+    }
+
+    /// Kinds of fragment that ended in the window (the one still open is not counted).
+    pub(crate) fn fragment_kinds(&self) -> usize {
+        self.fragments.distinct
+    }
+
+    /// Median length of the fragments that ended in the window (0 when there are none). O(k log k).
+    pub(crate) fn median_fragment(&self) -> usize {
+        let mut lengths: Vec<u32> = self.fragment_queue.iter().map(|f| f.2).collect();
+        if lengths.is_empty() {
+            return 0;
+        }
+        lengths.sort_unstable();
+        lengths[lengths.len() / 2] as usize
+    }
+
+    /// 1 − distinct trigrams / trigrams.
+    pub(crate) fn trigram_redundancy(&self) -> f64 {
+        let total = self.len.saturating_sub(2);
+        if total == 0 {
+            return 0.0;
+        }
+        1.0 - self.trigrams.distinct as f64 / total as f64
+    }
+
+    /// Few distinct chars, short fragments, few kinds of fragment (the median is computed last, only
+    /// when the cheap gates pass).
+    pub(crate) fn collapsed(&self, max_ratio: f64, max_median: usize, max_kinds: usize) -> bool {
+        self.len > 0
+            && self.char_ratio() < max_ratio
+            && self.fragment_kinds() <= max_kinds
+            && self.fragment_kinds() > 0
+            && self.median_fragment() < max_median
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(text: &str, window: usize) -> WindowStats {
+        let mut w = WindowStats::new(window);
+        for (i, c) in text.chars().enumerate() {
+            w.push(i as u64, c as u32);
+        }
+        w
+    }
+
+    #[test]
+    fn a_phrase_loop_collapses_and_prose_does_not() {
+        let looped = feed(&"好的，好，好的执行。".repeat(40), 1600);
+        assert!(looped.char_ratio() < 0.02);
+        assert!(looped.fragment_kinds() <= 3);
+        assert!(looped.collapsed(0.10, 10, 6));
+        assert!(looped.trigram_redundancy() > 0.95);
+        let prose = feed("The quick brown fox jumps over the lazy dog while the band plays a waltz in the square.", 1600);
+        assert!(!prose.collapsed(0.10, 10, 6));
+        assert!(prose.trigram_redundancy() < 0.2);
+    }
+
+    #[test]
+    fn counts_follow_the_window() {
+        let w = feed(&format!("{}{}", "abcdefghij".repeat(50), "x".repeat(100)), 100);
+        assert_eq!(w.len, 100);
+        assert_eq!(w.distinct_chars(), 1);
+        assert!(w.trigram_redundancy() > 0.98);
+    }
+
+    #[test]
+    fn the_median_fragment_is_over_fragments_in_the_window() {
+        let w = feed("aa bbbb cccccc dd ", 1600);
+        assert_eq!(w.fragment_kinds(), 4);
+        assert_eq!(w.median_fragment(), 4);
+    }
+}
