@@ -236,3 +236,58 @@ fn reworded_paragraphs_never_abort() {
     let c = "The rollout broke: migrating the database exceeded the ten-minute limit. ";
     never_aborts(&format!("{}{}{}{}{}{}", PROSE, a, b, c, a.replace("ten", "twelve"), b.replace("ten", "fifteen")));
 }
+
+// ---- the window rules -------------------------------------------------------------------------
+
+/// A deterministic pseudo-random sequence (xorshift), so texts without an exact period can be built.
+fn shuffled<'a>(items: &[&'a str], n: usize, seed: u64) -> Vec<&'a str> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            items[(x % items.len() as u64) as usize]
+        })
+        .collect()
+}
+
+#[test]
+fn fragments_from_a_tiny_vocabulary_in_no_fixed_order_are_a_char_collapse_loop() {
+    // "好的 / 好 / 好的执行" spinning at a decision point: no exact period, a handful of chars.
+    let text: String = shuffled(&["好的。", "好。", "好的执行。", "执行。"], 400, 7).concat();
+    let e = aborts(&format!("我们先确认一下需求。{}", text));
+    assert_eq!(e.rule, "char-collapse-loop", "{:?}", e);
+}
+
+/// A square-free sequence over three symbols (no block ever follows itself): the differences of the
+/// Thue–Morse sequence, shifted to {0, 1, 2}.
+fn square_free(n: usize) -> Vec<usize> {
+    let t = |i: usize| (i.count_ones() % 2) as i64;
+    (0..n).map(|i| (t(i + 1) - t(i) + 1) as usize).collect()
+}
+
+#[test]
+fn sentences_recycled_without_a_period_steer_but_never_abort() {
+    // The same three sentences over and over, but never a block followed by itself: there is no
+    // unit repeating back to back, only recycling; that steers, it is not a confirmed loop.
+    let sentences = [
+        "I should run the migration first. ",
+        "Maybe the tests should come before that. ",
+        "Actually the config needs to be checked. ",
+    ];
+    let text: String = square_free(120).into_iter().map(|i| sentences[i]).collect();
+    for chunk in [4, 17, 64] {
+        let (abort, steered) = stream(&format!("{}{}", PROSE, text), chunk);
+        assert!(abort.is_none(), "{:?}", abort);
+        assert!(steered);
+    }
+}
+
+#[test]
+fn is_char_collapsed_judges_a_text_on_its_own() {
+    let cfg = LoopConfig::default();
+    assert!(dedup_wasm::is_char_collapsed(&shuffled(&["好的。", "好。", "执行。"], 300, 3).concat(), &cfg));
+    assert!(!dedup_wasm::is_char_collapsed(PROSE, &cfg));
+    assert!(!dedup_wasm::is_char_collapsed("", &cfg));
+}
