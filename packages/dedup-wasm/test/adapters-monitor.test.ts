@@ -206,7 +206,7 @@ describe('monitorStream over ReadableStreams', () => {
 
   it('a text stream piped through TextDecoderStream works; raw bytes ask for getText', async () => {
     const bytes = new TextEncoder().encode(PROSE);
-    const source = () => new ReadableStream<Uint8Array>({ start(c) { c.enqueue(bytes); c.close(); } });
+    const source = () => new ReadableStream<BufferSource>({ start(c) { c.enqueue(bytes); c.close(); } });
     const { items } = await readAll(monitorStream(source().pipeThrough(new TextDecoderStream())));
     expect(items.join('')).toBe(PROSE);
     const { error } = await readAll(monitorStream(source()));
