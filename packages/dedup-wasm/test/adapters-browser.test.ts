@@ -50,6 +50,7 @@ try {
   }
   Object.assign(result, { cancelled: state.cancelled, pulled: state.pulled, total: chunks.length, delivered });
   const worker = new Worker('/worker.js', { type: 'module' });
+  worker.postMessage({ url: '/model' });
   result.worker = await new Promise((res) => {
     worker.onmessage = (e) => res(e.data);
     worker.onerror = (e) => res({ error: 'worker failed: ' + (e.message || 'load error') });
@@ -62,29 +63,32 @@ try {
 
 const WORKER = `import { initDedupWasm, checkRepetition, monitorStream, RepetitionAbortError } from '/pkg/dist/index.js';
 ${LOOP_JS}
-try {
-  const bytes = await (await fetch('/pkg/wasm/dedup_wasm.wasm')).arrayBuffer();
-  await initDedupWasm(bytes);
-  const out = { repeated: checkRepetition(loop).repeated, inWorker: typeof window === 'undefined' };
-  let text = '';
+// The INTEGRATION.md worker recipe: init from bytes, then watch a streamed HTTP response.
+const ready = fetch('/pkg/wasm/dedup_wasm.wasm').then((r) => r.arrayBuffer()).then((bytes) => initDedupWasm(bytes));
+onmessage = async ({ data: { url } }) => {
   try {
-    for await (const c of monitorStream((async function* () { yield* chunksOf(loop); })())) text += c;
-    out.stream = 'ended';
+    await ready;
+    const out = { repeated: checkRepetition(loop).repeated, inWorker: typeof window === 'undefined' };
+    const response = await fetch(url);
+    const text = response.body.pipeThrough(new TextDecoderStream());
+    const reader = monitorStream(text, { onAbort: (e) => { out.stream = 'aborted:' + e.evidence.rule; } }).getReader();
+    let received = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) received += r.value;
+    out.cut = received.length > 0 && received.length < loop.length && loop.startsWith(received);
+    let clean = '';
+    for await (const c of monitorStream((async function* () { yield* chunksOf(prose); })())) clean += c;
+    out.cleanPassed = clean === prose;
+    postMessage(out);
   } catch (e) {
-    out.stream = e instanceof RepetitionAbortError ? 'aborted:' + e.evidence.rule : 'other:' + e;
+    postMessage({ error: String((e && e.stack) || e) });
   }
-  out.cut = text.length < loop.length;
-  let clean = '';
-  for await (const c of monitorStream((async function* () { yield* chunksOf(prose); })())) clean += c;
-  out.cleanPassed = clean === prose;
-  postMessage(out);
-} catch (e) {
-  postMessage({ error: String((e && e.stack) || e) });
-}`;
+};`;
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.map': 'application/json', '.html': 'text/html' };
 
 let server: Server;
+/** What the streamed "model" endpoint saw: chunks written, and whether the client hung up early. */
+const model = { written: 0, total: 0, closedEarly: false };
 let base: string;
 let profile: string;
 
@@ -97,6 +101,26 @@ function serve(): Promise<void> {
     };
     if (url.pathname === '/') return send(200, TYPES['.html']!, PAGE);
     if (url.pathname === '/worker.js') return send(200, TYPES['.js']!, WORKER);
+    if (url.pathname === '/model') {
+      // A slow "model" streaming a loop: one 16-char chunk every 10 ms, until done or the client hangs up.
+      const text = 'I should retry the request because it failed. '.repeat(40);
+      const chunks = text.match(/[\s\S]{1,16}/g)!;
+      model.total = chunks.length;
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+      const timer = setInterval(() => {
+        if (model.written >= chunks.length) {
+          clearInterval(timer);
+          res.end();
+          return;
+        }
+        res.write(chunks[model.written++]);
+      }, 10);
+      res.on('close', () => {
+        clearInterval(timer);
+        if (model.written < chunks.length) model.closedEarly = true;
+      });
+      return;
+    }
     if (url.pathname.startsWith('/pkg/')) {
       const file = normalize(join(PKG, decodeURIComponent(url.pathname.slice('/pkg/'.length))));
       const allowed = [join(PKG, 'dist') + sep, join(PKG, 'wasm') + sep].some((dir) => file.startsWith(dir));
@@ -141,6 +165,10 @@ const browserSuite = (): void => {
       expect(result.pulled as number).toBeLessThan(result.total as number);
       expect(result.worker).toMatchObject({ repeated: true, inWorker: true, cut: true, cleanPassed: true });
       expect((result.worker as Record<string, unknown>).stream).toMatch(/^aborted:\S+/);
+      // Cancelling the monitored stream reached the network: the server saw the client hang up.
+      await expect.poll(() => model.closedEarly, { timeout: 10_000 }).toBe(true);
+      expect(model.written).toBeLessThan(model.total);
+      console.log(`[browser test] model endpoint: ${model.written}/${model.total} chunks written before the client hung up`);
     } finally {
       await context.close();
     }
