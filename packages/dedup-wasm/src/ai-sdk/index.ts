@@ -147,6 +147,8 @@ export function repetitionMiddleware(options?: RepetitionMiddlewareOptions): Lan
     const cut = new AbortController();
     let result: StreamResult;
     try {
+      // Calling the wrapped model ourselves (rather than `doStream`, which is bound to the caller's
+      // params) lets us add our own abort signal, so a loop cancels the provider request itself.
       const call: CallOptions = { ...params, abortSignal: anySignal(params.abortSignal, cut.signal) };
       result = await model.doStream(call);
     } catch (e) {
