@@ -72,6 +72,17 @@ DEDUP_CARGO_ARGS=(--offline --config 'source.crates-io.replace-with="debian"' --
 EOF
 fi
 
+# --- 2b. Chromium for the browser test ----------------------------------------------------------
+# The browser test drives Debian's chromium headless; no tool ever downloads a browser. Installed
+# when we are root on Debian; otherwise that test reports itself as todo (and fails under CI).
+if ! [ -x "${DEDUP_CHROMIUM:-/usr/bin/chromium}" ]; then
+  if [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ]; then
+    apt_install chromium
+  else
+    say "note: no chromium at ${DEDUP_CHROMIUM:-/usr/bin/chromium}; the browser test will be todo (install Debian's chromium to run it)"
+  fi
+fi
+
 # --- 3. node modules, wasm, TS ---------------------------------------------------------------------
 cd "$ROOT"
 if [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then

@@ -3,8 +3,11 @@ import { defineConfig } from 'tsup';
 // One entry per public subpath; the CLI is a separate, executable entry.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts' },
+    entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts' },
     format: ['esm', 'cjs'],
+    // Subpath entries share the root's chunks (one wasm instance, one initDedupWasm) in both formats.
+    splitting: true,
+    external: ['ai'],
     dts: true,
     sourcemap: true,
     clean: true,

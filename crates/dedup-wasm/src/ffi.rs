@@ -350,3 +350,110 @@ pub extern "C" fn dw_stream_free(handle: u32) -> i32 {
 pub extern "C" fn dw_stream_count() -> u32 {
     STREAMS.with(|s| s.borrow().map.len() as u32)
 }
+
+// ---- toolcalls ---------------------------------------------------------------------------------
+
+thread_local! {
+    static TOOL_MONITORS: RefCell<ToolMonitors> = RefCell::new(ToolMonitors { next: 1, map: BTreeMap::new() });
+}
+
+struct ToolMonitors {
+    next: u32,
+    map: BTreeMap<u32, crate::ToolCallMonitor>,
+}
+
+fn with_tool_monitor<R>(handle: u32, f: impl FnOnce(&mut crate::ToolCallMonitor) -> R) -> Result<R, DedupError> {
+    TOOL_MONITORS.with(|s| match s.borrow_mut().map.get_mut(&handle) {
+        Some(m) => Ok(f(m)),
+        None => Err(DedupError::argument("handle", "must be a known handle", handle)),
+    })
+}
+
+/// Creates a tool-call monitor from options JSON (null or an object of overrides); returns its
+/// handle (> 0), or 0 with an error in the output buffer. On success the output buffer holds the
+/// resolved options JSON.
+#[no_mangle]
+pub extern "C" fn dw_toolcalls_new(cfg_ptr: *const u8, cfg_len: usize) -> u32 {
+    let made = read_json(cfg_ptr, cfg_len, "options")
+        .and_then(|v| crate::ToolCallConfig::default().merge_json(&v))
+        .and_then(crate::ToolCallMonitor::new);
+    match made {
+        Ok(m) => {
+            ok_json(&serde_json::to_value(m.config()).unwrap_or(Value::Null));
+            TOOL_MONITORS.with(|s| {
+                let mut s = s.borrow_mut();
+                let id = s.next;
+                s.next = s.next.checked_add(1).unwrap_or(1).max(1);
+                s.map.insert(id, m);
+                id
+            })
+        }
+        Err(e) => {
+            fail(&e);
+            0
+        }
+    }
+}
+
+/// Records a call given as JSON `{"name": string, "args": any}`. Returns the action (0 none,
+/// 1 steer, 2 abort) and writes `{"action", "evidence"}` to the output buffer; -1 on error.
+#[no_mangle]
+pub extern "C" fn dw_toolcalls_record(handle: u32, ptr: *const u8, len: usize) -> i32 {
+    let run = || -> Result<(i32, Value), DedupError> {
+        let call = read_json(ptr, len, "call")?;
+        let obj = match &call {
+            Value::Object(m) => m,
+            other => return Err(DedupError::argument("call", "must be an object", crate::settings::kind_of(other))),
+        };
+        let name = match obj.get("name") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::String(_)) => return Err(DedupError::argument("name", "must be a non-empty string", "an empty string")),
+            other => return Err(DedupError::argument("name", "must be a string", other.map_or("nothing", crate::settings::kind_of))),
+        };
+        let args = obj.get("args").cloned().unwrap_or(Value::Null);
+        with_tool_monitor(handle, |m| {
+            let v = m.record(&name, &args);
+            let code = match v.action {
+                crate::StreamAction::None => 0,
+                crate::StreamAction::Steer => 1,
+                crate::StreamAction::Abort => 2,
+            };
+            (code, json!({"action": v.action, "evidence": v.evidence}))
+        })
+    };
+    match run() {
+        Ok((code, v)) => {
+            ok_json(&v);
+            code
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// Forgets every call a tool-call monitor has seen (same options).
+#[no_mangle]
+pub extern "C" fn dw_toolcalls_reset(handle: u32) -> i32 {
+    match with_tool_monitor(handle, |m| m.reset()) {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+/// Frees a tool-call monitor. Freeing an unknown handle is a no-op (returns 0 either way).
+#[no_mangle]
+pub extern "C" fn dw_toolcalls_free(handle: u32) -> i32 {
+    TOOL_MONITORS.with(|s| s.borrow_mut().map.remove(&handle));
+    0
+}
+
+/// Number of live tool-call monitors (for leak tests).
+#[no_mangle]
+pub extern "C" fn dw_toolcalls_count() -> u32 {
+    TOOL_MONITORS.with(|s| s.borrow().map.len() as u32)
+}
+
+/// A copy of the output buffer, for native tests of the protocol.
+#[cfg(test)]
+pub(crate) fn out_bytes() -> Vec<u8> {
+    OUT.with(|o| o.borrow().clone())
+}

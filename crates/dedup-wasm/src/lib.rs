@@ -42,6 +42,7 @@ mod split_sentences;
 mod table;
 mod text;
 mod tokenize;
+mod toolcalls;
 mod window_stats;
 
 /// The wasm ABI. Compiled natively too, so its protocol is tested by `cargo test`.
@@ -56,3 +57,4 @@ pub use settings::DedupSettings;
 pub use similarity::text_similarity;
 pub use split_sentences::split_sentences;
 pub use tokenize::{is_cjk, tokenize};
+pub use toolcalls::{CycleCall, CycleKind, ToolCallConfig, ToolCallEvidence, ToolCallMonitor, ToolCallVerdict};

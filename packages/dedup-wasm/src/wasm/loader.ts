@@ -27,6 +27,11 @@ export interface CoreExports {
   dw_stream_reset(handle: number): number;
   dw_stream_free(handle: number): number;
   dw_stream_count(): number;
+  dw_toolcalls_new(cPtr: number, cLen: number): number;
+  dw_toolcalls_record(handle: number, ptr: number, len: number): number;
+  dw_toolcalls_reset(handle: number): number;
+  dw_toolcalls_free(handle: number): number;
+  dw_toolcalls_count(): number;
 }
 
 /** What {@link initDedupWasm} accepts: where to find the `.wasm`, or the module itself. */
