@@ -89,8 +89,9 @@ pub struct StreamCheck {
     pub evidence: Option<LoopEvidence>,
     /// Bytes fed so far (content channel).
     pub bytes_seen: u64,
-    /// Changes whenever the known sections change; read them with [`StreamingState::sections`] only
-    /// then (a check stays cheap for every chunk, however many sections there are).
+    /// Changes whenever the list of known sections changes, other than by the growth of the section
+    /// still growing ([`StreamingState::live_section`]); read [`StreamingState::sections`] only then,
+    /// so a check stays cheap for every chunk however many sections there are.
     pub sections_version: u64,
 }
 
@@ -312,19 +313,25 @@ impl Detector {
         Some(Section { original: orig, repeat: rep, similarity: 1.0, source: SectionSource::Period })
     }
 
-    /// Changes whenever [`Detector::sections`] would return something different.
+    /// Changes whenever the list of sections changes, except for the growth of the section still
+    /// growing ([`Detector::live_section`]), which a host can follow without re-reading the list.
     pub(crate) fn sections_version(&self) -> u64 {
         let mut h = crate::hash::SeqHasher::new();
         h.push(self.recorded as u32);
         h.push((self.recorded >> 32) as u32);
         if let Some(c) = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64) {
-            for v in [c.start, c.end, c.period] {
+            for v in [c.start, c.first_period] {
                 h.push(v as u32);
                 h.push((v >> 32) as u32);
             }
         }
         h.push(u32::from(self.rules.verdict().is_some()));
         h.finish()
+    }
+
+    /// The n-gram section still growing, if it is long enough to report.
+    pub(crate) fn live_section(&self) -> Option<Section> {
+        self.ngram.live_chain().and_then(|c| self.chain_section(&c))
     }
 
     /// True when any section is known.
@@ -388,9 +395,6 @@ impl Detector {
         self.text.consumed().byte
     }
 
-    pub(crate) fn consumed_utf16(&self) -> u64 {
-        self.text.consumed().utf16
-    }
 }
 
 fn overlaps(a: &SourceSpan, b: &SourceSpan) -> bool {
@@ -534,6 +538,15 @@ impl StreamingState {
         self.recent_sections().iter().map(Section::public).collect()
     }
 
+    /// The n-gram section still growing (it is also in [`StreamingState::sections`]), if any.
+    pub fn live_section(&self) -> Option<RepeatedSection> {
+        self.content.live_section().map(|s| s.public())
+    }
+
+    pub(crate) fn live_section_spans(&self) -> Option<Section> {
+        self.content.live_section()
+    }
+
     pub(crate) fn recent_sections(&self) -> Vec<Section> {
         let all = self.content.sections();
         let skip = all.len().saturating_sub(MAX_STREAM_SECTIONS);
@@ -556,11 +569,5 @@ impl StreamingState {
         self.last.as_ref()
     }
 
-    pub(crate) fn content_detector(&self) -> &Detector {
-        &self.content
-    }
 
-    pub(crate) fn reasoning_detector(&self) -> Option<&Detector> {
-        self.reasoning.as_ref()
-    }
 }

@@ -32,19 +32,20 @@ thread_local! {
 
 struct StreamSlot {
     state: StreamingState,
-    /// Fingerprint of the last check's sections and evidence, to tell the host when they changed.
-    last_print: u64,
+    /// The last check's sections version and evidence fingerprint, to tell the host what changed.
+    last_sections: u64,
+    last_evidence: u64,
 }
 
-/// Sections version and evidence identity of a check: when it changes, the host re-reads details.
-fn print_of(check: &StreamCheck) -> u64 {
+/// Identity of a check's evidence: when it changes, the host re-reads it.
+fn evidence_print(check: &StreamCheck) -> u64 {
     let mut h = crate::hash::SeqHasher::new();
-    h.push(check.sections_version as u32);
-    h.push((check.sections_version >> 32) as u32);
     if let Some(e) = &check.evidence {
         e.rule.chars().for_each(|c| h.push(c as u32));
-        h.push(e.start as u32);
-        h.push(e.at as u32);
+        for v in [e.start, e.at] {
+            h.push(v as u32);
+            h.push((v >> 32) as u32);
+        }
     }
     h.finish()
 }
@@ -256,7 +257,7 @@ pub extern "C" fn dw_stream_new(settings_ptr: *const u8, settings_len: usize) ->
             let mut s = s.borrow_mut();
             let id = s.next;
             s.next = s.next.checked_add(1).unwrap_or(1).max(1);
-            s.map.insert(id, StreamSlot { state, last_print: 0 });
+            s.map.insert(id, StreamSlot { state, last_sections: 0, last_evidence: 0 });
             id
         }),
         Err(e) => {
@@ -274,8 +275,10 @@ fn with_stream<R>(handle: u32, f: impl FnOnce(&mut StreamSlot) -> R) -> Result<R
 }
 
 /// Feeds a chunk to a stream (`channel` 0 = content, 1 = reasoning). Returns a packed status:
-/// bits 0-1 the action (0 none, 1 steer, 2 abort), bit 2 `repeated`, bit 3 set when sections or
-/// evidence changed since the previous feed (then `dw_stream_check` has news). -1 on error.
+/// bits 0-1 the action (0 none, 1 steer, 2 abort), bit 2 `repeated`, bit 3 set when the list of
+/// sections changed (re-read it with `dw_stream_sections`), bit 4 when the evidence changed
+/// (`dw_stream_evidence`), bit 5 when a section is still growing (`dw_stream_live` gives its current
+/// extent without re-reading the list). -1 on error.
 #[no_mangle]
 pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channel: u32) -> i32 {
     let chunk = match read_str(ptr, len, "chunk") {
@@ -284,15 +287,18 @@ pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channe
     };
     let r = with_stream(handle, |slot| {
         let check = if channel == 1 { slot.state.feed_reasoning_chunk(chunk) } else { slot.state.feed_chunk(chunk) };
-        let print = print_of(&check);
-        let changed = print != slot.last_print;
-        slot.last_print = print;
+        let sections_changed = check.sections_version != slot.last_sections;
+        slot.last_sections = check.sections_version;
+        let evidence = evidence_print(&check);
+        let evidence_changed = evidence != slot.last_evidence;
+        slot.last_evidence = evidence;
         let action = match check.action {
             crate::StreamAction::None => 0,
             crate::StreamAction::Steer => 1,
             crate::StreamAction::Abort => 2,
         };
-        action | (i32::from(check.repeated) << 2) | (i32::from(changed) << 3)
+        let live = slot.state.live_section_spans().is_some();
+        action | (i32::from(check.repeated) << 2) | (i32::from(sections_changed) << 3) | (i32::from(evidence_changed) << 4) | (i32::from(live) << 5)
     });
     r.unwrap_or_else(|e| fail(&e))
 }
@@ -303,25 +309,40 @@ pub extern "C" fn dw_stream_ratio(handle: u32) -> f64 {
     with_stream(handle, |slot| slot.state.last_check().map_or(0.0, |c| c.ratio)).unwrap_or(-1.0)
 }
 
-/// Writes the last check as JSON `{repeated, ratio, action, sections, evidence, charsSeen}` (UTF-16).
+/// Writes the stream's recent sections as a JSON array (UTF-16 offsets).
 #[no_mangle]
-pub extern "C" fn dw_stream_check(handle: u32) -> i32 {
-    let r = with_stream(handle, |slot| {
-        let d = slot.state.content_detector();
-        let sections: Vec<Value> = slot.state.recent_sections().iter().map(section_json).collect();
-        let check = slot.state.last_check();
-        json!({
-            "repeated": check.map_or(false, |c| c.repeated),
-            "ratio": check.map_or(0.0, |c| c.ratio),
-            "action": check.map_or(crate::StreamAction::None, |c| c.action),
-            "sections": sections,
-            "evidence": check.and_then(|c| c.evidence.as_ref()).map(evidence_json),
-            "charsSeen": d.consumed_utf16(),
-            "reasoningCharsSeen": slot.state.reasoning_detector().map_or(0, |r| r.consumed_utf16()),
-        })
-    });
+pub extern "C" fn dw_stream_sections(handle: u32) -> i32 {
+    match with_stream(handle, |slot| Value::Array(slot.state.recent_sections().iter().map(section_json).collect())) {
+        Ok(v) => ok_json(&v),
+        Err(e) => fail(&e),
+    }
+}
+
+/// Writes the last check's evidence as JSON (or `null`).
+#[no_mangle]
+pub extern "C" fn dw_stream_evidence(handle: u32) -> i32 {
+    let r = with_stream(handle, |slot| slot.state.last_check().and_then(|c| c.evidence.as_ref()).map_or(Value::Null, evidence_json));
     match r {
         Ok(v) => ok_json(&v),
+        Err(e) => fail(&e),
+    }
+}
+
+/// Writes the section still growing as five little-endian f64 in the output buffer
+/// (originalStart, originalEnd, repeatStart, repeatEnd, similarity; UTF-16 offsets) and returns 1, or
+/// returns 0 when there is none.
+#[no_mangle]
+pub extern "C" fn dw_stream_live(handle: u32) -> i32 {
+    match with_stream(handle, |slot| slot.state.live_section_spans()) {
+        Ok(Some(s)) => {
+            let mut out = Vec::with_capacity(40);
+            for v in [s.original.start.utf16 as f64, s.original.end.utf16 as f64, s.repeat.start.utf16 as f64, s.repeat.end.utf16 as f64, s.similarity] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            set_out(out);
+            1
+        }
+        Ok(None) => 0,
         Err(e) => fail(&e),
     }
 }
@@ -331,7 +352,8 @@ pub extern "C" fn dw_stream_check(handle: u32) -> i32 {
 pub extern "C" fn dw_stream_reset(handle: u32) -> i32 {
     match with_stream(handle, |slot| {
         slot.state.reset();
-        slot.last_print = 0;
+        slot.last_sections = 0;
+        slot.last_evidence = 0;
     }) {
         Ok(()) => 0,
         Err(e) => fail(&e),

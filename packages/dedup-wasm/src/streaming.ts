@@ -74,16 +74,18 @@ const registry = new FinalizationRegistry<Slot>((slot) => {
   }
 });
 
-interface CheckJson {
-  sections: RepeatedSection[];
-  evidence: LoopEvidence | null;
-}
+/** Bits of the status `dw_stream_feed` returns (see ffi.rs). */
+const REPEATED = 4;
+const SECTIONS_CHANGED = 8;
+const EVIDENCE_CHANGED = 16;
+const LIVE_SECTION = 32;
 
 /** A stream handle in the core, with the bookkeeping every face over it needs. */
 export class StreamHandle {
   private slot: Slot | null;
   private readonly settingsJson: string;
-  private details: CheckJson = { sections: [], evidence: null };
+  private sections: RepeatedSection[] = [];
+  private evidence: LoopEvidence | null = null;
   /** A high surrogate held back until its low half arrives (per channel). */
   private pending: [string, string] = ['', ''];
   private seen = [0, 0];
@@ -136,13 +138,21 @@ export class StreamHandle {
         release(x, input);
       }
       if (code < 0) throwCoreError(x);
-      if ((code & 8) !== 0 || this.last === null) this.details = this.readDetails(x, slot.handle);
+      const first = this.last === null;
+      if (first || (code & SECTIONS_CHANGED) !== 0) {
+        this.sections = this.readJsonOf<RepeatedSection[]>(x, x.dw_stream_sections(slot.handle));
+      } else if ((code & LIVE_SECTION) !== 0) {
+        this.sections = this.withLiveSection(x, slot.handle);
+      }
+      if (first || (code & EVIDENCE_CHANGED) !== 0) {
+        this.evidence = this.readJsonOf<LoopEvidence | null>(x, x.dw_stream_evidence(slot.handle));
+      }
       const check: StreamCheck = {
-        repeated: (code & 4) !== 0,
+        repeated: (code & REPEATED) !== 0,
         ratio: x.dw_stream_ratio(slot.handle),
         action: ACTIONS[code & 3]!,
-        sections: this.details.sections,
-        evidence: this.details.evidence,
+        sections: this.sections,
+        evidence: this.evidence,
         charsSeen: this.seen[0]!,
       };
       this.last = check;
@@ -150,10 +160,26 @@ export class StreamHandle {
     });
   }
 
-  private readDetails(x: CoreExports, handle: number): CheckJson {
-    if (x.dw_stream_check(handle) < 0) throwCoreError(x);
-    const j = readJson<CheckJson>(x);
-    return { sections: j.sections, evidence: j.evidence };
+  private readJsonOf<T>(x: CoreExports, status: number): T {
+    if (status < 0) throwCoreError(x);
+    return readJson<T>(x);
+  }
+
+  /**
+   * The section list with the growing section's new extent: the list itself did not change, so only
+   * five numbers cross the boundary (a fresh array, so earlier checks keep what they saw).
+   */
+  private withLiveSection(x: CoreExports, handle: number): RepeatedSection[] {
+    const status = x.dw_stream_live(handle);
+    if (status < 0) throwCoreError(x);
+    if (status === 0) return this.sections;
+    const view = new DataView(x.memory.buffer, x.dw_out_ptr(), 40);
+    const [originalStart, originalEnd, repeatStart, repeatEnd, similarity] = [0, 8, 16, 24, 32].map((o) => view.getFloat64(o, true)) as [number, number, number, number, number];
+    const i = this.sections.findIndex((s) => s.source === 'ngram' && s.repeatStart === repeatStart && s.originalStart === originalStart);
+    if (i < 0) return this.readJsonOf<RepeatedSection[]>(x, x.dw_stream_sections(handle));
+    const next = this.sections.slice();
+    next[i] = { originalStart, originalEnd, repeatStart, repeatEnd, similarity, source: 'ngram' };
+    return next;
   }
 
   /** UTF-16 units fed on a channel. */
@@ -172,7 +198,8 @@ export class StreamHandle {
       registry.unregister(this);
       this.slot = this.create();
     }
-    this.details = { sections: [], evidence: null };
+    this.sections = [];
+    this.evidence = null;
     this.pending = ['', ''];
     this.seen = [0, 0];
     this.last = null;

@@ -23,7 +23,9 @@ export interface CoreExports {
   dw_stream_new(sPtr: number, sLen: number): number;
   dw_stream_feed(handle: number, ptr: number, len: number, channel: number): number;
   dw_stream_ratio(handle: number): number;
-  dw_stream_check(handle: number): number;
+  dw_stream_sections(handle: number): number;
+  dw_stream_evidence(handle: number): number;
+  dw_stream_live(handle: number): number;
   dw_stream_reset(handle: number): number;
   dw_stream_free(handle: number): number;
   dw_stream_count(): number;
