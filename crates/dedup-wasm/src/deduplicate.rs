@@ -23,6 +23,7 @@ use crate::period::{LoopEvidence, LoopRules, Severity};
 use crate::sentence::{SentencePair, SentencePass};
 use crate::settings::DedupSettings;
 use crate::text::{NormStream, SourceSpan};
+use crate::tokenize::TokenStream;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -129,6 +130,8 @@ pub(crate) struct Detector {
     text: NormStream,
     ngram: NgramPass,
     sentences: SentencePass,
+    /// One tokenizer over the normalized stream feeds both information gain and the sentence pass.
+    tokens: TokenStream,
     rules: LoopRules,
     sections: VecDeque<Section>,
     max_sections: usize,
@@ -160,6 +163,7 @@ impl Detector {
             text: NormStream::with_capacity(retain, expected),
             ngram: NgramPass::new(settings.ngram_threshold, settings.window_size, settings.step_size),
             sentences: SentencePass::new(settings.sentence_threshold, settings.context_gap_max, settings.min_sentence_tokens),
+            tokens: TokenStream::default(),
             rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length),
             sections: VecDeque::new(),
             max_sections,
@@ -187,15 +191,20 @@ impl Detector {
     #[inline]
     fn push_char(&mut self, c: char) {
         self.chars += 1;
-        if self.sentences.push(c, &mut self.pairs).is_some() && !self.pairs.is_empty() {
+        // The splitter sees the char first: a sentence it completes does not include this char's tokens.
+        if self.sentences.push_char(c, &mut self.pairs) && !self.pairs.is_empty() {
             self.take_pairs();
         }
-        let Detector { text, ngram, rules, .. } = self;
+        let Detector { text, ngram, rules, tokens, sentences, .. } = self;
         let mut retired: Option<Chain> = None;
         text.push(c, |text, pos, ch| {
             if let Some(done) = ngram.step(text, pos, ch) {
                 retired = Some(done);
             }
+            tokens.push(ch, |hash, is_number, includes_char| {
+                rules.on_token(hash, is_number, pos + u64::from(includes_char));
+                sentences.push_token(hash);
+            });
             rules.on_char(text, pos, ch, ngram);
         });
         if let Some(chain) = retired {
@@ -236,7 +245,14 @@ impl Detector {
         for chain in self.ngram.finish() {
             self.record_chain(chain);
         }
-        if self.sentences.finish(&mut self.pairs).is_some() || !self.pairs.is_empty() {
+        let end = self.text.end();
+        let Detector { tokens, rules, sentences, .. } = self;
+        tokens.flush(|hash, is_number| {
+            rules.on_token(hash, is_number, end);
+            sentences.push_token(hash);
+        });
+        self.sentences.finish(&mut self.pairs);
+        if !self.pairs.is_empty() {
             self.take_pairs();
         }
     }

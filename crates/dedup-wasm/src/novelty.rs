@@ -12,9 +12,8 @@
 //! time adds nothing there. The loop rules use it for *steering* only — a counter stuck in a loop and
 //! a table whose rows differ in numbers have the same shape, and the table must never be aborted.
 
-use crate::hash::{mix64, SeqHasher};
+use crate::hash::mix64;
 use crate::table::PosTable;
-use crate::tokenize::is_cjk;
 use std::collections::VecDeque;
 
 /// Which bigrams count as news.
@@ -64,14 +63,7 @@ impl Ledger {
 pub(crate) struct Novelty {
     exact: Ledger,
     masked: Ledger,
-    word: Option<SeqHasher>,
-    word_is_number: bool,
     horizon: u64,
-}
-
-#[inline]
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
 }
 
 /// Hash standing for any all-digit token when numbers are masked.
@@ -80,40 +72,14 @@ const NUMBER_TOKEN: u64 = 0x6e75_6d62_6572_2323;
 impl Novelty {
     /// Tracks novelty; positions of novel bigrams are kept for `horizon` chars.
     pub(crate) fn new(horizon: u64) -> Self {
-        Novelty { exact: Ledger::new(), masked: Ledger::new(), word: None, word_is_number: true, horizon }
+        Novelty { exact: Ledger::new(), masked: Ledger::new(), horizon }
     }
 
-    /// Feeds the normalized char at `pos`.
+    /// Records a token (from [`crate::tokenize::TokenStream`]) that ended at normalized position `end`.
     #[inline]
-    pub(crate) fn push(&mut self, pos: u64, ch: u32) {
-        let c = char::from_u32(ch).unwrap_or(' ');
-        if is_word_char(c) && !is_cjk(c) {
-            if self.word.is_none() {
-                self.word = Some(SeqHasher::new());
-                self.word_is_number = true;
-            }
-            if let Some(w) = self.word.as_mut() {
-                w.push(ch);
-            }
-            self.word_is_number &= c.is_ascii_digit();
-            return;
-        }
-        if let Some(w) = self.word.take() {
-            let t = w.finish();
-            let masked = if self.word_is_number { NUMBER_TOKEN } else { t };
-            self.token(t, masked, pos);
-        }
-        if is_cjk(c) {
-            let mut h = SeqHasher::new();
-            h.push(ch);
-            let t = h.finish();
-            self.token(t, t, pos + 1);
-        }
-    }
-
-    fn token(&mut self, t: u64, masked: u64, end: u64) {
-        self.exact.token(t, end, self.horizon);
-        self.masked.token(masked, end, self.horizon);
+    pub(crate) fn token(&mut self, hash: u64, is_number: bool, end: u64) {
+        self.exact.token(hash, end, self.horizon);
+        self.masked.token(if is_number { NUMBER_TOKEN } else { hash }, end, self.horizon);
     }
 
     /// Number of novel bigrams that ended in `[start, end)` (within the horizon).
@@ -145,10 +111,10 @@ mod tests {
 
     fn feed(text: &str) -> Novelty {
         let mut n = Novelty::new(u64::MAX / 2);
-        for (i, c) in text.chars().enumerate() {
-            n.push(i as u64, c as u32);
+        let mut tokens = crate::tokenize::TokenStream::default();
+        for (i, c) in text.chars().chain(std::iter::once(' ')).enumerate() {
+            tokens.push(c as u32, |h, num, this| n.token(h, num, i as u64 + u64::from(this)));
         }
-        n.push(text.chars().count() as u64, ' ' as u32);
         n
     }
 

@@ -377,7 +377,6 @@ impl LoopRules {
 
     /// Processes the normalized char at `pos` after the n-gram pass has seen it.
     pub(crate) fn on_char(&mut self, text: &NormStream, pos: u64, ch: u32, ngram: &NgramPass) {
-        self.novelty.push(pos, ch);
         let recycled = ngram.last_distance().map_or(false, |d| d < self.cfg.window_chars as u64);
         let slot = (pos % self.recycled.len() as u64) as usize;
         self.recycled_count = self.recycled_count + usize::from(recycled) - usize::from(self.recycled[slot]);
@@ -393,6 +392,12 @@ impl LoopRules {
         if (pos + 1) % WINDOW_EVAL_EVERY == 0 {
             self.judge_window(text, pos);
         }
+    }
+
+    /// Records a token that ended at normalized position `end` (information gain).
+    #[inline]
+    pub(crate) fn on_token(&mut self, hash: u64, is_number: bool, end: u64) {
+        self.novelty.token(hash, is_number, end);
     }
 
     /// Drops state that refers to text older than `base`.

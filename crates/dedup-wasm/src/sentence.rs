@@ -13,7 +13,6 @@
 use crate::similarity::jaccard_sorted;
 use crate::split_sentences::{SentenceEnd, SentenceSplitter};
 use crate::text::SourceSpan;
-use crate::tokenize::for_each_token;
 use std::collections::VecDeque;
 
 /// A pair this similar may be confirmed by an overlapping n-gram finding instead of a second pair.
@@ -45,6 +44,8 @@ pub(crate) struct SentencePass {
     /// A lone pair waiting for corroboration.
     held: Option<SentencePair>,
     pairs_seen: u64,
+    /// Tokens of the sentence in progress.
+    current: Vec<u64>,
     scratch: Vec<u64>,
 }
 
@@ -58,6 +59,7 @@ impl SentencePass {
             recent: VecDeque::new(),
             held: None,
             pairs_seen: 0,
+            current: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -72,25 +74,41 @@ impl SentencePass {
         self.held
     }
 
-    /// Feeds one source char. Returns the sentence it ended (if any) and the pairs now reportable.
-    pub(crate) fn push(&mut self, c: char, reported: &mut Vec<SentencePair>) -> Option<SentenceEnd> {
-        let s = self.splitter.push(c)?;
-        self.judge(&s, reported);
-        Some(s)
+    /// Feeds one source char to the splitter, before its tokens arrive. When the char completes a
+    /// sentence (it belongs to the next one), the sentence is judged and reportable pairs are pushed
+    /// onto `reported`; returns whether a sentence ended.
+    pub(crate) fn push_char(&mut self, c: char, reported: &mut Vec<SentencePair>) -> bool {
+        match self.splitter.push(c) {
+            Some(s) => {
+                self.judge(&s, reported);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds a token (from the shared tokenizer) to the sentence in progress.
+    #[inline]
+    pub(crate) fn push_token(&mut self, hash: u64) {
+        self.current.push(hash);
     }
 
     /// Ends the text: judges the last sentence.
-    pub(crate) fn finish(&mut self, reported: &mut Vec<SentencePair>) -> Option<SentenceEnd> {
-        let s = self.splitter.finish()?;
-        self.judge(&s, reported);
-        Some(s)
+    pub(crate) fn finish(&mut self, reported: &mut Vec<SentencePair>) -> bool {
+        match self.splitter.finish() {
+            Some(s) => {
+                self.judge(&s, reported);
+                true
+            }
+            None => false,
+        }
     }
 
     fn judge(&mut self, s: &SentenceEnd, reported: &mut Vec<SentencePair>) {
-        // The token buffer is recycled from the sentence that last left the gate window.
-        let mut tokens = std::mem::take(&mut self.scratch);
-        tokens.clear();
-        for_each_token(self.splitter.completed(), |t| tokens.push(t.hash));
+        // The sentence's tokens; the buffer left behind is recycled from the sentence that last left
+        // the gate window.
+        let mut tokens = std::mem::replace(&mut self.current, std::mem::take(&mut self.scratch));
+        self.current.clear();
         tokens.sort_unstable();
         tokens.dedup();
         if tokens.len() < self.min_tokens {

@@ -24,9 +24,9 @@ fn is_closer(c: char) -> bool {
     matches!(c, '"' | '\'' | ')' | ']' | '}' | '”' | '’' | '」' | '』' | '）' | '》' | '】')
 }
 
-/// True when a '.' that follows `before` and precedes `next` does not end a sentence.
-fn dot_is_internal(before: &str, next: Option<char>) -> bool {
-    let prev = before.chars().next_back();
+/// True when a '.' preceded by `prev`, ending the word `word` (the run of letters, digits and dots
+/// before it), and followed by `next` does not end a sentence.
+fn dot_is_internal(prev: Option<char>, word: &str, next: Option<char>) -> bool {
     // Decimal or version number: "3.14", "v1.2.3".
     if prev.map_or(false, |c| c.is_ascii_digit()) && next.map_or(false, |c| c.is_ascii_digit()) {
         return true;
@@ -35,13 +35,6 @@ fn dot_is_internal(before: &str, next: Option<char>) -> bool {
     if next.map_or(false, |c| c.is_alphanumeric()) {
         return true;
     }
-    // The word before the dot.
-    let word_start = before
-        .char_indices()
-        .rev()
-        .find(|&(_, c)| !(c.is_alphanumeric() || c == '.'))
-        .map_or(0, |(i, c)| i + c.len_utf8());
-    let word = &before[word_start..];
     if word.is_empty() {
         return false;
     }
@@ -56,26 +49,33 @@ fn dot_is_internal(before: &str, next: Option<char>) -> bool {
     ABBREVIATIONS.iter().any(|a| *a == lower)
 }
 
-/// Where a finished sentence lies in the stream (trimmed), in bytes and UTF-16 units. Its text is
-/// [`SentenceSplitter::completed`] until the next sentence completes.
+/// Where a finished sentence lies in the stream, trimmed of surrounding whitespace, in bytes and
+/// UTF-16 units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SentenceEnd {
     pub start: SourcePos,
     pub end: SourcePos,
 }
 
-/// Splits a stream of chars into sentences as they complete. The decision about a '.' waits for the
-/// next char, and a terminator swallows following terminators and closing quotes, so the result does
-/// not depend on how the text was chunked.
+/// Longest word kept for the abbreviation test (longer words are no abbreviation).
+const MAX_WORD_BYTES: usize = 16;
+
+/// Splits a stream of chars into sentences as they complete, keeping no text but the current word.
+/// The decision about a '.' waits for the next char, and a terminator swallows following terminators
+/// and closing quotes, so the result does not depend on how the text was chunked.
 pub(crate) struct SentenceSplitter {
-    buf: String,
-    /// Trimmed text of the last completed sentence (both buffers keep their capacity).
-    done: String,
-    buf_start: SourcePos,
     /// Source position just past the last char pushed.
     at: SourcePos,
-    /// A '.' is the last char of `buf` and awaits the next char to be judged.
-    dot_waiting: bool,
+    /// First and past-the-last non-whitespace positions of the sentence in progress.
+    first: Option<SourcePos>,
+    last_end: SourcePos,
+    bytes: usize,
+    /// The run of letters, digits and dots ending at the last char, and the char before it.
+    word: String,
+    word_overflow: bool,
+    prev: Option<char>,
+    /// A '.' is the last char and awaits the next one to be judged: the char and word before it.
+    dot_waiting: Option<(Option<char>, String)>,
     /// A terminator was seen; closers and further terminators still join this sentence.
     closing: bool,
     /// Sentences longer than this are cut (a stream without punctuation must not grow without bound).
@@ -84,16 +84,25 @@ pub(crate) struct SentenceSplitter {
 
 impl SentenceSplitter {
     pub(crate) fn new(max_bytes: usize) -> Self {
-        SentenceSplitter { buf: String::new(), done: String::new(), buf_start: SourcePos::default(), at: SourcePos::default(), dot_waiting: false, closing: false, max_bytes }
+        SentenceSplitter {
+            at: SourcePos::default(),
+            first: None,
+            last_end: SourcePos::default(),
+            bytes: 0,
+            word: String::new(),
+            word_overflow: false,
+            prev: None,
+            dot_waiting: None,
+            closing: false,
+            max_bytes,
+        }
     }
 
-    /// Feeds one char; returns the sentence it completed, if any.
+    /// Feeds one char; returns the sentence it completed (the char itself belongs to the next one).
     pub(crate) fn push(&mut self, c: char) -> Option<SentenceEnd> {
         let mut done = None;
-        if self.dot_waiting {
-            self.dot_waiting = false;
-            let before = &self.buf[..self.buf.len() - 1];
-            if !dot_is_internal(before, Some(c)) {
+        if let Some((prev, word)) = self.dot_waiting.take() {
+            if !dot_is_internal(prev, &word, Some(c)) {
                 self.closing = true;
             }
         }
@@ -105,12 +114,16 @@ impl SentenceSplitter {
             self.closing = false;
             done = self.take();
         }
+        if c == '.' {
+            let word = if self.word_overflow { String::new() } else { self.word.clone() };
+            self.dot_waiting = Some((self.prev, word));
+        }
         self.append(c);
         if c == '.' {
-            self.dot_waiting = true;
+            // judged when the next char arrives
         } else if is_terminator(c) {
             self.closing = true;
-        } else if self.buf.len() >= self.max_bytes && !c.is_alphanumeric() {
+        } else if self.bytes >= self.max_bytes && !c.is_alphanumeric() {
             done = done.or_else(|| self.take());
         }
         done
@@ -118,42 +131,40 @@ impl SentenceSplitter {
 
     /// Ends the stream: returns the last sentence, if any.
     pub(crate) fn finish(&mut self) -> Option<SentenceEnd> {
-        self.dot_waiting = false;
+        self.dot_waiting = None;
         self.closing = false;
         self.take()
     }
 
     fn append(&mut self, c: char) {
-        if self.buf.is_empty() {
-            self.buf_start = self.at;
-        }
-        self.buf.push(c);
-        self.at.byte += c.len_utf8() as u64;
+        let len = c.len_utf8();
+        let start = self.at;
+        self.at.byte += len as u64;
         self.at.utf16 += c.len_utf16() as u64;
-    }
-
-    /// Text of the sentence [`SentenceSplitter::push`] or [`SentenceSplitter::finish`] last returned.
-    pub(crate) fn completed(&self) -> &str {
-        &self.done
+        self.bytes += len;
+        if !c.is_whitespace() {
+            if self.first.is_none() {
+                self.first = Some(start);
+            }
+            self.last_end = self.at;
+        }
+        if c.is_alphanumeric() || c == '.' {
+            if self.word.len() + len <= MAX_WORD_BYTES {
+                self.word.push(c);
+            } else {
+                self.word_overflow = true;
+            }
+        } else {
+            self.word.clear();
+            self.word_overflow = false;
+        }
+        self.prev = Some(c);
     }
 
     fn take(&mut self) -> Option<SentenceEnd> {
-        let trimmed_start = self.buf.len() - self.buf.trim_start().len();
-        let body = self.buf.trim();
-        if body.is_empty() {
-            self.buf.clear();
-            return None;
-        }
-        let lead = &self.buf[..trimmed_start];
-        let start = SourcePos {
-            byte: self.buf_start.byte + lead.len() as u64,
-            utf16: self.buf_start.utf16 + lead.encode_utf16().count() as u64,
-        };
-        let end = SourcePos { byte: start.byte + body.len() as u64, utf16: start.utf16 + body.encode_utf16().count() as u64 };
-        self.done.clear();
-        self.done.push_str(body);
-        self.buf.clear();
-        Some(SentenceEnd { start, end })
+        let first = self.first.take();
+        self.bytes = 0;
+        first.map(|start| SentenceEnd { start, end: self.last_end })
     }
 }
 

@@ -21,7 +21,7 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 #[inline]
-fn is_word_char(c: char) -> bool {
+pub(crate) fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || ('\u{300}'..='\u{36F}').contains(&c)
 }
 
@@ -60,6 +60,51 @@ pub(crate) fn for_each_token(text: &str, mut f: impl FnMut(TokenSpan)) {
     }
     if let Some(s) = start {
         f(TokenSpan { start: s, end: text.len(), hash: h.finish() });
+    }
+}
+
+/// The tokenizer of [`for_each_token`], fed one already-lowercased char at a time (the normalized
+/// stream). It yields the same token hashes as [`for_each_token`] on the source text.
+#[derive(Default)]
+pub(crate) struct TokenStream {
+    word: Option<SeqHasher>,
+    word_is_number: bool,
+}
+
+impl TokenStream {
+    /// Feeds one lowercased char; calls `emit(hash, is_number, includes_this_char)` for each token it
+    /// completes: the word this char ends (which does not include it), then the char itself when it is
+    /// CJK (which does).
+    #[inline]
+    pub(crate) fn push(&mut self, ch: u32, mut emit: impl FnMut(u64, bool, bool)) {
+        let c = char::from_u32(ch).unwrap_or(' ');
+        let cjk = is_cjk(c);
+        if !cjk && is_word_char(c) {
+            if self.word.is_none() {
+                self.word = Some(SeqHasher::new());
+                self.word_is_number = true;
+            }
+            if let Some(w) = self.word.as_mut() {
+                w.push(ch);
+            }
+            self.word_is_number &= c.is_ascii_digit();
+            return;
+        }
+        if let Some(w) = self.word.take() {
+            emit(w.finish(), self.word_is_number, false);
+        }
+        if cjk {
+            let mut h = SeqHasher::new();
+            h.push(ch);
+            emit(h.finish(), false, true);
+        }
+    }
+
+    /// Completes the word in progress, if any (at the end of a text).
+    pub(crate) fn flush(&mut self, mut emit: impl FnMut(u64, bool)) {
+        if let Some(w) = self.word.take() {
+            emit(w.finish(), self.word_is_number);
+        }
     }
 }
 
@@ -106,6 +151,18 @@ mod tests {
     fn empty_and_symbol_only_texts_have_no_tokens() {
         assert!(tokenize("").is_empty());
         assert!(tokenize(" ,.;!?—\u{1F600}\n").is_empty());
+    }
+
+    #[test]
+    fn the_incremental_tokenizer_matches_the_batch_one_on_normalized_text() {
+        let text = "Déjà vu: 42 cats_and dogs, 你好 ΣΊΣΥΦΟΣ";
+        let mut stream = TokenStream::default();
+        let mut got = Vec::new();
+        for c in text.chars().flat_map(|c| c.to_lowercase()) {
+            stream.push(c as u32, |h, _, _| got.push(h));
+        }
+        stream.flush(|h, _| got.push(h));
+        assert_eq!(got, token_hashes(text));
     }
 
     #[test]
