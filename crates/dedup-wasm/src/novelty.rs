@@ -53,6 +53,13 @@ impl Ledger {
         }
     }
 
+    /// Novel bigrams at or after `start`, counting at most `limit + 1` of them (enough to tell
+    /// "at most `limit`"), walking back from the newest: O(limit) however long the text.
+    fn novel_since(&self, start: u64, limit: usize) -> usize {
+        self.novel.iter().rev().take(limit + 1).take_while(|&&p| p >= start).count()
+    }
+
+    #[cfg(test)]
     fn novel_in(&self, start: u64, end: u64) -> usize {
         let lo = self.novel.partition_point(|&p| p < start);
         let hi = self.novel.partition_point(|&p| p < end);
@@ -83,11 +90,24 @@ impl Novelty {
     }
 
     /// Number of novel bigrams that ended in `[start, end)` (within the horizon).
+    #[cfg(test)]
     pub(crate) fn novel_in(&self, start: u64, end: u64) -> usize {
         self.novel_in_by(Gain::Exact, start, end)
     }
 
+    /// Whether at most `limit` novel bigrams of the chosen kind ended at or after `start`: the
+    /// question the loop rules ask about the text up to now, answered in O(limit).
+    #[inline]
+    pub(crate) fn at_most_since(&self, gain: Gain, start: u64, limit: usize) -> bool {
+        let ledger = match gain {
+            Gain::Exact => &self.exact,
+            Gain::NumbersMasked => &self.masked,
+        };
+        ledger.novel_since(start, limit) <= limit
+    }
+
     /// Like [`Novelty::novel_in`], for the chosen kind of gain.
+    #[cfg(test)]
     pub(crate) fn novel_in_by(&self, gain: Gain, start: u64, end: u64) -> usize {
         match gain {
             Gain::Exact => self.exact.novel_in(start, end),

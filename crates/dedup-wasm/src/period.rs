@@ -244,6 +244,8 @@ pub struct LoopEvidence {
 
 /// Evaluate the window rules every this many normalized chars (they scan the window).
 const WINDOW_EVAL_EVERY: u64 = 128;
+/// New bigrams in the last `zero_gain_chars` at or under which the window rules are evaluated.
+const WINDOW_RULES_BIGRAMS: usize = 1;
 /// New bigrams in the last `zero_gain_chars` at or under which information gain counts as low.
 const LOW_GAIN_BIGRAMS: usize = 4;
 /// A copy whose original begins within this many chars of the channel's start restarts the text.
@@ -452,7 +454,9 @@ impl LoopRules {
 
     /// The unit rules over the n-gram pass's exact segment and near-exact chain.
     ///
-    /// Only a growing match can change a judgment, so nothing is judged while no segment is open.
+    /// Only a growing match can change a judgment, so nothing is judged while no segment is open. A
+    /// growing match ends at the newest char, so every information question about it is "how many new
+    /// bigrams since position x", answered in O(1).
     fn judge_chain(&mut self, text: &NormStream, pos: u64, ngram: &NgramPass) {
         let seg = match ngram.open_segment() {
             Some(seg) if seg.end == pos + 1 => seg,
@@ -496,10 +500,11 @@ impl LoopRules {
         // Information added by the repeats. Novel bigrams are recorded at the exclusive end of their
         // second token, so those of the repeat region sit in (start, end]. The first repeat may hold
         // the bigram that joins two copies; from the third copy on there must be nothing new.
-        let later_copies_silent = self.novelty.novel_in(c.start + period + 1, c.end + 1) == 0;
-        let repeats_silent = self.novelty.novel_in(c.start + 1, c.end + 1) <= 1;
+        // (The chain ends at the newest char, so "since" is "within the repeats".)
+        let later_copies_silent = self.novelty.at_most_since(Gain::Exact, c.start + period + 1, 0);
+        let repeats_silent = self.novelty.at_most_since(Gain::Exact, c.start + 1, 1);
         // Steer on a unit repeated back to back that adds nothing but, perhaps, a changed number.
-        let silent_but_numbers = self.novelty.novel_in_by(Gain::NumbersMasked, c.start + 1, c.end + 1) <= 1;
+        let silent_but_numbers = self.novelty.at_most_since(Gain::NumbersMasked, c.start + 1, 1);
         if silent_but_numbers && back_to_back && class != UnitClass::Separator {
             let what = if repeats_silent { "without new information" } else { "changing only numbers" };
             let detail = format!("{} chars repeat a unit of {} chars back to back {}", c.len(), period, what);
@@ -540,13 +545,15 @@ impl LoopRules {
     /// masked: the text is saying (almost) nothing new. Prose adds one every few words.
     pub(crate) fn low_gain(&self, pos: u64) -> bool {
         let span = self.cfg.zero_gain_chars as u64;
-        pos + 1 >= span && self.novelty.novel_in_by(Gain::NumbersMasked, pos + 1 - span, pos + 2) <= LOW_GAIN_BIGRAMS
+        pos + 1 >= span && self.novelty.at_most_since(Gain::NumbersMasked, pos + 1 - span, LOW_GAIN_BIGRAMS)
     }
 
-    /// The window rules of the original detector. Every one of them needs text that says little new,
-    /// so they are only evaluated when the information gain is low: prose never pays for them.
+    /// The window rules of the original detector. Every one of them needs text that says next to
+    /// nothing new, so they are only evaluated when the last `zero_gain_chars` added at most
+    /// [`WINDOW_RULES_BIGRAMS`] new bigrams: prose and most templated output never pay for them.
     fn judge_window(&mut self, text: &NormStream, pos: u64) {
-        if !self.low_gain(pos) {
+        let span = self.cfg.zero_gain_chars as u64;
+        if pos + 1 < span || !self.novelty.at_most_since(Gain::NumbersMasked, pos + 1 - span, WINDOW_RULES_BIGRAMS) {
             self.window_active = false;
             return;
         }
@@ -561,14 +568,14 @@ impl LoopRules {
         }
         let from = pos + 1 - window;
         let zero_gain = window >= cfg.zero_gain_chars as u64
-            && self.novelty.novel_in(pos + 1 - cfg.zero_gain_chars as u64, pos + 2) == 0;
+            && self.novelty.at_most_since(Gain::Exact, pos + 1 - cfg.zero_gain_chars as u64, 0);
 
         let (kind_gate, ratio_gate) = if zero_gain {
             (cfg.boosted_fragment_kinds, cfg.boosted_char_ratio)
         } else {
             (cfg.max_fragment_kinds, cfg.char_collapse_ratio)
         };
-        let silent_tail = self.novelty.novel_in(pos + 1 - (cfg.zero_gain_chars as u64).min(window), pos + 2) == 0;
+        let silent_tail = self.novelty.at_most_since(Gain::Exact, pos + 1 - (cfg.zero_gain_chars as u64).min(window), 0);
         let w = &self.window;
         if window >= 200 && silent_tail && w.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) {
             let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", w.distinct_chars(), window, w.char_ratio(), w.fragment_kinds(), w.median_fragment());

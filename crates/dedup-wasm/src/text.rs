@@ -23,12 +23,18 @@ pub(crate) struct SourceSpan {
     pub end: SourcePos,
 }
 
+/// One normalized char and the start of its source char. The source char's byte length (1..=4) is
+/// kept too; its UTF-16 length follows from it (4 bytes in UTF-8 is a surrogate pair in UTF-16).
+#[derive(Clone, Copy)]
+struct Entry {
+    ch: u32,
+    len: u8,
+    src: SourcePos,
+}
+
 pub(crate) struct NormStream {
     base: u64,
-    chars: Vec<u32>,
-    src: Vec<SourcePos>,
-    /// Byte length of each normalized char's source char (1..=4); its UTF-16 length follows from it.
-    src_len: Vec<u8>,
+    entries: Vec<Entry>,
     retain: usize,
     /// Length at which the oldest chars are dropped (1.5 × retain), so dropping is amortized O(1).
     compact_at: usize,
@@ -48,9 +54,7 @@ impl NormStream {
         let reserve = expected.min(retain);
         NormStream {
             base: 0,
-            chars: Vec::with_capacity(reserve),
-            src: Vec::with_capacity(reserve),
-            src_len: Vec::with_capacity(reserve),
+            entries: Vec::with_capacity(reserve),
             retain,
             compact_at: retain.saturating_add(retain / 2),
             in_space: false,
@@ -61,7 +65,7 @@ impl NormStream {
     /// Absolute position of the next normalized char.
     #[inline]
     pub(crate) fn end(&self) -> u64 {
-        self.base + self.chars.len() as u64
+        self.base + self.entries.len() as u64
     }
 
     /// Absolute position of the oldest retained char.
@@ -73,7 +77,7 @@ impl NormStream {
     /// The normalized char at absolute position `pos` (must be retained).
     #[inline]
     pub(crate) fn at(&self, pos: u64) -> u32 {
-        self.chars[(pos - self.base) as usize]
+        self.entries[(pos - self.base) as usize].ch
     }
 
     /// Source position just past everything consumed so far.
@@ -83,10 +87,10 @@ impl NormStream {
 
     /// Source span of the normalized range `[start, end)` (both retained, `start < end`).
     pub(crate) fn span(&self, start: u64, end: u64) -> SourceSpan {
-        let first = self.src[(start - self.base) as usize];
-        let li = (end - 1 - self.base) as usize;
-        let last = self.src[li];
-        let blen = u64::from(self.src_len[li]);
+        let first = self.entries[(start - self.base) as usize].src;
+        let last = self.entries[(end - 1 - self.base) as usize];
+        let blen = u64::from(last.len);
+        let last = last.src;
         let ulen = if blen == 4 { 2 } else { 1 };
         SourceSpan { start: first, end: SourcePos { byte: last.byte + blen, utf16: last.utf16 + ulen } }
     }
@@ -123,16 +127,12 @@ impl NormStream {
 
     #[inline]
     fn append(&mut self, ch: u32, at: SourcePos, blen: u8) -> u64 {
-        if self.chars.len() >= self.compact_at {
-            let drop = self.chars.len() - self.retain;
-            self.chars.drain(..drop);
-            self.src.drain(..drop);
-            self.src_len.drain(..drop);
+        if self.entries.len() >= self.compact_at {
+            let drop = self.entries.len() - self.retain;
+            self.entries.drain(..drop);
             self.base += drop as u64;
         }
-        self.chars.push(ch);
-        self.src.push(at);
-        self.src_len.push(blen);
+        self.entries.push(Entry { ch, len: blen, src: at });
         self.end() - 1
     }
 }
