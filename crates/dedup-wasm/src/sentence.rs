@@ -125,3 +125,115 @@ impl SentencePass {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `text` (and ends it); returns the reported pairs and the pass.
+    fn run(text: &str, threshold: f64, gap: usize, min_tokens: usize) -> (Vec<SentencePair>, SentencePass) {
+        let mut pass = SentencePass::new(threshold, gap, min_tokens);
+        let mut reported = Vec::new();
+        for c in text.chars() {
+            pass.push(c, &mut reported);
+        }
+        pass.finish(&mut reported);
+        (reported, pass)
+    }
+
+    fn slice<'a>(text: &'a str, s: &SourceSpan) -> &'a str {
+        &text[s.start.byte as usize..s.end.byte as usize]
+    }
+
+    #[test]
+    fn a_lone_similar_pair_is_held_not_reported() {
+        let text = "The cache was stale after the deploy. We restarted the workers. After the deploy the cache was stale.";
+        let (reported, pass) = run(text, 0.75, 8, 4);
+        assert!(reported.is_empty());
+        assert_eq!(pass.pairs_seen(), 1);
+        let held = pass.held().expect("a held pair");
+        assert_eq!(held.similarity, 1.0);
+        assert_eq!(slice(text, &held.original), "The cache was stale after the deploy.");
+        assert_eq!(slice(text, &held.repeat), "After the deploy the cache was stale.");
+    }
+
+    #[test]
+    fn a_second_pair_corroborates_and_reports_both() {
+        let text = "The cache was stale after the deploy. Workers kept the old config file. \
+                    After the deploy the cache was stale. The old config file kept workers.";
+        let (reported, pass) = run(text, 0.75, 8, 4);
+        assert_eq!(pass.pairs_seen(), 2);
+        assert_eq!(reported.len(), 2);
+        assert!(pass.held().is_none());
+        assert_eq!(slice(text, &reported[0].repeat), "After the deploy the cache was stale.");
+        assert_eq!(slice(text, &reported[1].original), "Workers kept the old config file.");
+        assert!(reported[0].repeat.start.byte < reported[1].repeat.start.byte);
+    }
+
+    #[test]
+    fn dissimilar_sentences_make_no_pair() {
+        let text = "The cache was stale after the deploy. Our metrics dashboard shows latency spikes. \
+                    Nobody on the team could reproduce it locally. The fix landed on Friday afternoon.";
+        let (reported, pass) = run(text, 0.75, 8, 4);
+        assert!(reported.is_empty());
+        assert_eq!(pass.pairs_seen(), 0);
+    }
+
+    #[test]
+    fn sentences_beyond_the_context_gap_are_not_compared() {
+        let fillers = [
+            "Alpha bravo charlie delta echo.",
+            "Foxtrot golf hotel india juliet.",
+            "Kilo lima mike november oscar.",
+            "Papa quebec romeo sierra tango.",
+        ];
+        let text = format!("The cache was stale after the deploy. {} After the deploy the cache was stale.", fillers.join(" "));
+        let (_, near) = run(&text, 0.75, 5, 4);
+        assert_eq!(near.pairs_seen(), 1);
+        let (_, far) = run(&text, 0.75, 4, 4);
+        assert_eq!(far.pairs_seen(), 0);
+    }
+
+    #[test]
+    fn short_sentences_are_ignored() {
+        let text = "Yes sure. Yes sure. Yes sure. Yes sure.";
+        assert_eq!(run(text, 0.75, 8, 4).1.pairs_seen(), 0);
+        assert_eq!(run(text, 0.75, 8, 2).1.pairs_seen(), 3);
+    }
+
+    #[test]
+    fn the_best_match_is_the_original() {
+        let text = "The red cache was stale after deploy. The blue cache was stale after the deploy. The blue cache was stale after the deploy!";
+        // The first two differ in one of 8 tokens (0.75): below this threshold, so only the third pairs.
+        let (_, pass) = run(text, 0.8, 8, 4);
+        assert_eq!(pass.pairs_seen(), 1);
+        let held = pass.held().unwrap();
+        assert_eq!(slice(text, &held.original), "The blue cache was stale after the deploy.");
+        assert_eq!(held.similarity, 1.0);
+    }
+
+    #[test]
+    fn only_a_strong_held_pair_can_be_confirmed_by_an_ngram_finding() {
+        let strong = "The cache was stale after the deploy. After the deploy the cache was stale.";
+        let (_, mut pass) = run(strong, 0.75, 8, 4);
+        assert!(pass.confirm_held().is_some());
+        assert!(pass.held().is_none());
+        // 7 shared of 9 distinct tokens (0.78): similar enough to hold, too weak to confirm alone.
+        let weak = "The cache was stale after the deploy on monday. The cache was stale after the deploy on friday.";
+        let (_, mut pass) = run(weak, 0.75, 8, 4);
+        let held = pass.held().expect("held");
+        assert!(held.similarity < STRONG_PAIR);
+        assert!(pass.confirm_held().is_none());
+        assert!(pass.held().is_some());
+    }
+
+    #[test]
+    fn cjk_sentences_compare_by_character_tokens() {
+        let text = "今天天气很好我们去公园。我们去公园今天天气很好。";
+        let (_, pass) = run(text, 0.75, 8, 4);
+        let held = pass.held().expect("held");
+        assert_eq!(held.similarity, 1.0);
+        assert_eq!(slice(text, &held.repeat), "我们去公园今天天气很好。");
+        assert_eq!(held.repeat.start.utf16, 12);
+    }
+}
