@@ -510,3 +510,194 @@ impl StreamingState {
         self.reasoning.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOOP_UNIT: &str = "I will check the configuration file again. ";
+
+    fn settings() -> DedupSettings {
+        DedupSettings::default()
+    }
+
+    /// Distinct prose: no sentence, phrase or 16-char gram repeats.
+    fn prose(n_sentences: usize) -> String {
+        (0..n_sentences).map(|i| format!("Entry {} records a reading of {} units at station {}. ", i, i * 37 % 1009, i * 7919 % 4099)).collect()
+    }
+
+    #[test]
+    fn a_batch_check_is_a_stream_fed_in_one_piece() {
+        let text = format!("{}{}", prose(20), LOOP_UNIT.repeat(8));
+        let batch = check_repetition(&text, &settings()).unwrap();
+        let mut d = Detector::new(settings(), usize::MAX, usize::MAX, false);
+        d.push_str(&text);
+        d.finish();
+        let direct: Vec<RepeatedSection> = d.sections().iter().map(Section::public).collect();
+        assert_eq!(batch.sections, direct);
+        assert_eq!(batch.ratio, d.ratio());
+        assert!(batch.repeated);
+    }
+
+    #[test]
+    fn sections_are_ordered_by_repeat_start_and_lie_inside_the_text() {
+        let text = format!("{}{}{}", LOOP_UNIT.repeat(4), prose(10), "Привет, мир! 你好世界。 ".repeat(6));
+        let r = check_repetition(&text, &settings()).unwrap();
+        assert!(r.sections.len() >= 2);
+        for w in r.sections.windows(2) {
+            assert!(w[0].repeat_start <= w[1].repeat_start);
+        }
+        for s in &r.sections {
+            assert!(s.original_start < s.original_end && s.original_end <= text.len());
+            assert!(s.repeat_start < s.repeat_end && s.repeat_end <= text.len());
+            assert!(text.is_char_boundary(s.repeat_start) && text.is_char_boundary(s.repeat_end));
+            assert!(s.similarity > 0.0 && s.similarity <= 1.0);
+        }
+    }
+
+    #[test]
+    fn warmup_chunks_hold_back_every_verdict_but_an_abort() {
+        let mut s = settings();
+        s.warmup_chunks = 1_000;
+        let mut m = StreamingState::new(s).unwrap();
+        let mut actions = Vec::new();
+        for _ in 0..40 {
+            actions.push(m.feed_chunk(LOOP_UNIT).action);
+        }
+        assert!(!actions.contains(&StreamAction::Steer));
+        assert_eq!(actions.last(), Some(&StreamAction::Abort));
+    }
+
+    #[test]
+    fn the_content_gate_holds_back_steering_on_short_text() {
+        // Two sentence pairs would steer, but the text is below 8 * min_repeat_length chars.
+        let text = "The cache was stale after the deploy. Workers kept the old config file. \
+                    After the deploy the cache was stale. The old config file kept workers. Then";
+        let mut gated = StreamingState::new(settings()).unwrap();
+        assert_eq!(gated.feed_chunk(text).action, StreamAction::None);
+        let mut s = settings();
+        s.min_repeat_length = 10;
+        let mut open = StreamingState::new(s).unwrap();
+        let check = open.feed_chunk(text);
+        assert_eq!(check.action, StreamAction::Steer);
+        assert_eq!(check.evidence.unwrap().rule, "repeated-section");
+    }
+
+    #[test]
+    fn a_chunk_below_min_chunk_delta_reuses_the_previous_check() {
+        let mut s = settings();
+        s.min_chunk_delta = 100;
+        let mut m = StreamingState::new(s).unwrap();
+        let first = m.feed_chunk(&prose(5));
+        let again = m.feed_chunk(LOOP_UNIT);
+        assert_eq!(first, again);
+        assert!(again.bytes_seen < (prose(5).len() + LOOP_UNIT.len()) as u64);
+    }
+
+    #[test]
+    fn an_abort_latches_whatever_follows() {
+        let mut m = StreamingState::new(settings()).unwrap();
+        let mut aborted = false;
+        for _ in 0..20 {
+            aborted |= m.feed_chunk(LOOP_UNIT).action == StreamAction::Abort;
+        }
+        assert!(aborted);
+        let after = m.feed_chunk(&prose(30));
+        assert_eq!(after.action, StreamAction::Abort);
+        assert_eq!(after.evidence.as_ref().unwrap().severity, Severity::Abort);
+    }
+
+    #[test]
+    fn reset_forgets_everything_and_keeps_the_settings() {
+        let mut s = settings();
+        s.min_repeat_length = 40;
+        let mut m = StreamingState::new(s.clone()).unwrap();
+        for _ in 0..20 {
+            m.feed_chunk(LOOP_UNIT);
+        }
+        m.reset();
+        assert!(m.last_check().is_none());
+        assert_eq!(m.settings(), &s);
+        let check = m.feed_chunk("A fresh start. ");
+        assert_eq!(check.action, StreamAction::None);
+        assert!(check.sections.is_empty());
+        assert_eq!(check.bytes_seen, "A fresh start. ".len() as u64);
+    }
+
+    #[test]
+    fn the_content_cap_aborts_with_its_rule() {
+        let mut s = settings();
+        s.loop_rules.max_chars = 500;
+        let mut m = StreamingState::new(s).unwrap();
+        let text = prose(40);
+        let check = m.feed_chunk(&text);
+        assert_eq!(check.action, StreamAction::Abort);
+        let e = check.evidence.unwrap();
+        assert_eq!(e.rule, "max-chars");
+        assert_eq!(e.at, 500);
+    }
+
+    #[test]
+    fn the_reasoning_channel_has_its_own_cap_and_its_loops_abort() {
+        let mut s = settings();
+        s.loop_rules.max_reasoning_chars = 300;
+        let mut m = StreamingState::new(s).unwrap();
+        assert_eq!(m.feed_chunk(&prose(4)).action, StreamAction::None);
+        let check = m.feed_reasoning_chunk(&prose(10));
+        assert_eq!(check.action, StreamAction::Abort);
+        assert_eq!(check.evidence.unwrap().rule, "max-reasoning-chars");
+        // bytes_seen counts the content channel only.
+        assert_eq!(check.bytes_seen, prose(4).len() as u64);
+
+        let mut m = StreamingState::new(settings()).unwrap();
+        let mut last = None;
+        for _ in 0..20 {
+            last = Some(m.feed_reasoning_chunk(LOOP_UNIT));
+        }
+        assert_eq!(last.unwrap().action, StreamAction::Abort);
+        assert!(m.content_detector().sections().is_empty());
+        assert!(m.reasoning_detector().unwrap().verdict().is_some());
+    }
+
+    #[test]
+    fn stream_memory_is_bounded_by_max_window_chars() {
+        let mut s = settings();
+        s.max_window_chars = 8192;
+        let mut m = StreamingState::new(s).unwrap();
+        // Varied text with recurring phrases and loops: fills every index and the sections list.
+        let mut fed = 0usize;
+        let mut i = 0usize;
+        while fed < 400_000 {
+            let piece = if i % 7 == 0 { LOOP_UNIT.repeat(3) } else { format!("Line {} of the report says {} and {}. ", i, i * 31 % 977, i % 13) };
+            fed += piece.len();
+            m.feed_chunk(&piece);
+            i += 1;
+        }
+        let d = m.content_detector();
+        let retained = d.text.end() - d.text.base();
+        assert!(retained <= 8192 + 8192 / 2, "retained {}", retained);
+        assert!(d.text.end() > 300_000);
+        assert!(d.sections.len() <= MAX_STREAM_SECTIONS);
+        assert!(m.last_check().unwrap().sections.len() <= MAX_STREAM_SECTIONS);
+        assert!(d.pairs.is_empty());
+    }
+
+    #[test]
+    fn offsets_of_a_stream_count_everything_fed_so_far() {
+        let mut m = StreamingState::new(settings()).unwrap();
+        let head = "😀 emoji and CJK 中文 first. ";
+        m.feed_chunk(head);
+        let mut last = None;
+        for _ in 0..6 {
+            last = Some(m.feed_chunk(LOOP_UNIT));
+        }
+        let check = last.unwrap();
+        let text = format!("{}{}", head, LOOP_UNIT.repeat(6));
+        assert_eq!(check.bytes_seen, text.len() as u64);
+        assert!(!check.sections.is_empty());
+        for s in &check.sections {
+            assert!(text.is_char_boundary(s.repeat_start) && s.repeat_end <= text.len());
+            assert!(s.repeat_start >= head.len());
+        }
+    }
+}
