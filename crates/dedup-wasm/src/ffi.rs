@@ -268,8 +268,10 @@ fn print_of(check: &StreamCheck, state: &StreamingState) -> u64 {
         h.push(s.original_start as u32);
     }
     if let Some(e) = &check.evidence {
-        e.rule.chars().for_each(|c| h.push(c as u32));
+        // Every field the host shows: a steer's `at` and `detail` move on while its rule stays.
+        e.rule.chars().chain(e.detail.chars()).for_each(|c| h.push(c as u32));
         h.push(e.start as u32);
+        h.push(e.at as u32);
     }
     let _ = state;
     h.finish()
