@@ -372,7 +372,8 @@ impl Detector {
     }
 
     /// Soft evidence of repetition that is still current: a steer-level loop rule, or corroborated
-    /// sentence repeats while the text says (almost) nothing new.
+    /// sentence repeats while the text goes in circles — most recent sentences restate earlier ones
+    /// (however reworded), or it says (almost) nothing new.
     pub(crate) fn steer_evidence(&self) -> Option<LoopEvidence> {
         let pos = self.text.end();
         if let Some(e) = self.rules.soft(pos) {
@@ -380,7 +381,8 @@ impl Detector {
         }
         let window = self.settings.loop_rules.window_chars as u64;
         let recent = self.last_evidence_at.map_or(false, |at| at + window >= pos);
-        if recent && self.sentences.pairs_seen() >= 2 && pos > 0 && self.rules.low_gain(pos - 1) {
+        let circling = self.sentences.mostly_recycled() || (pos > 0 && self.rules.low_gain(pos - 1));
+        if recent && self.sentences.pairs_seen() >= 2 && circling {
             return self.section_evidence.clone();
         }
         None
@@ -396,7 +398,7 @@ impl Detector {
         };
         self.section_evidence = Some(LoopEvidence {
             rule: "repeated-section".into(),
-            detail: format!("{} repeat of {} bytes (similarity {:.2}) while almost nothing new is said", source, s.repeat.end.byte - s.repeat.start.byte, s.similarity),
+            detail: format!("{} repeat of {} bytes (similarity {:.2}) while the text goes in circles", source, s.repeat.end.byte - s.repeat.start.byte, s.similarity),
             sample: String::new(),
             severity: Severity::Steer,
             start: s.repeat.start.byte,
@@ -586,4 +588,197 @@ impl StreamingState {
     }
 
 
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOOP_UNIT: &str = "I will check the configuration file again. ";
+
+    fn settings() -> DedupSettings {
+        DedupSettings::default()
+    }
+
+    /// Distinct prose: no sentence, phrase or 16-char gram repeats.
+    fn prose(n_sentences: usize) -> String {
+        (0..n_sentences).map(|i| format!("Entry {} records a reading of {} units at station {}. ", i, i * 37 % 1009, i * 7919 % 4099)).collect()
+    }
+
+    #[test]
+    fn a_batch_check_is_a_stream_fed_in_one_piece() {
+        let text = format!("{}{}", prose(20), LOOP_UNIT.repeat(8));
+        let batch = check_repetition(&text, &settings()).unwrap();
+        let mut d = Detector::new(settings(), usize::MAX, usize::MAX, false, 0);
+        d.push_str(&text);
+        d.finish();
+        let direct: Vec<RepeatedSection> = d.sections().iter().map(Section::public).collect();
+        assert_eq!(batch.sections, direct);
+        assert_eq!(batch.ratio, d.ratio());
+        assert!(batch.repeated);
+    }
+
+    #[test]
+    fn sections_are_ordered_by_repeat_start_and_lie_inside_the_text() {
+        let text = format!("{}{}{}", LOOP_UNIT.repeat(4), prose(10), "Привет, мир! 你好世界。 ".repeat(6));
+        let r = check_repetition(&text, &settings()).unwrap();
+        assert!(r.sections.len() >= 2);
+        for w in r.sections.windows(2) {
+            assert!(w[0].repeat_start <= w[1].repeat_start);
+        }
+        for s in &r.sections {
+            assert!(s.original_start < s.original_end && s.original_end <= text.len());
+            assert!(s.repeat_start < s.repeat_end && s.repeat_end <= text.len());
+            assert!(text.is_char_boundary(s.repeat_start) && text.is_char_boundary(s.repeat_end));
+            assert!(s.similarity > 0.0 && s.similarity <= 1.0);
+        }
+    }
+
+    #[test]
+    fn warmup_chunks_hold_back_every_verdict_but_an_abort() {
+        let mut s = settings();
+        s.warmup_chunks = 1_000;
+        let mut m = StreamingState::new(s).unwrap();
+        let mut actions = Vec::new();
+        for _ in 0..40 {
+            actions.push(m.feed_chunk(LOOP_UNIT).action);
+        }
+        assert!(!actions.contains(&StreamAction::Steer));
+        assert_eq!(actions.last(), Some(&StreamAction::Abort));
+    }
+
+    #[test]
+    fn the_content_gate_holds_back_steering_on_short_text() {
+        // Two sentences said twice, back to back: that steers, but the text is below
+        // 8 * min_repeat_length chars.
+        let text = "The cache was stale after the deploy. Workers kept the old config file. \
+                    The cache was stale after the deploy. Workers kept the old config file. Then";
+        let mut gated = StreamingState::new(settings()).unwrap();
+        assert_eq!(gated.feed_chunk(text).action, StreamAction::None);
+        let mut s = settings();
+        s.min_repeat_length = 10;
+        let mut open = StreamingState::new(s).unwrap();
+        let check = open.feed_chunk(text);
+        assert_eq!(check.action, StreamAction::Steer);
+        assert_eq!(check.evidence.unwrap().severity, Severity::Steer);
+    }
+
+    #[test]
+    fn a_chunk_below_min_chunk_delta_reuses_the_previous_check() {
+        let mut s = settings();
+        s.min_chunk_delta = 100;
+        let mut m = StreamingState::new(s).unwrap();
+        let first = m.feed_chunk(&prose(5));
+        let again = m.feed_chunk(LOOP_UNIT);
+        assert_eq!(first, again);
+        assert!(again.bytes_seen < (prose(5).len() + LOOP_UNIT.len()) as u64);
+    }
+
+    #[test]
+    fn an_abort_latches_whatever_follows() {
+        let mut m = StreamingState::new(settings()).unwrap();
+        let mut aborted = false;
+        for _ in 0..20 {
+            aborted |= m.feed_chunk(LOOP_UNIT).action == StreamAction::Abort;
+        }
+        assert!(aborted);
+        let after = m.feed_chunk(&prose(30));
+        assert_eq!(after.action, StreamAction::Abort);
+        assert_eq!(after.evidence.as_ref().unwrap().severity, Severity::Abort);
+    }
+
+    #[test]
+    fn reset_forgets_everything_and_keeps_the_settings() {
+        let mut s = settings();
+        s.min_repeat_length = 40;
+        let mut m = StreamingState::new(s.clone()).unwrap();
+        for _ in 0..20 {
+            m.feed_chunk(LOOP_UNIT);
+        }
+        m.reset();
+        assert!(m.last_check().is_none());
+        assert_eq!(m.settings(), &s);
+        let check = m.feed_chunk("A fresh start. ");
+        assert_eq!(check.action, StreamAction::None);
+        assert!(m.sections().is_empty());
+        assert_eq!(check.bytes_seen, "A fresh start. ".len() as u64);
+    }
+
+    #[test]
+    fn the_content_cap_aborts_with_its_rule() {
+        let mut s = settings();
+        s.loop_rules.max_chars = 500;
+        let mut m = StreamingState::new(s).unwrap();
+        let text = prose(40);
+        let check = m.feed_chunk(&text);
+        assert_eq!(check.action, StreamAction::Abort);
+        let e = check.evidence.unwrap();
+        assert_eq!(e.rule, "max-chars");
+        assert_eq!(e.at, 500);
+    }
+
+    #[test]
+    fn the_reasoning_channel_has_its_own_cap_and_its_loops_abort() {
+        let mut s = settings();
+        s.loop_rules.max_reasoning_chars = 300;
+        let mut m = StreamingState::new(s).unwrap();
+        assert_eq!(m.feed_chunk(&prose(4)).action, StreamAction::None);
+        let check = m.feed_reasoning_chunk(&prose(10));
+        assert_eq!(check.action, StreamAction::Abort);
+        assert_eq!(check.evidence.unwrap().rule, "max-reasoning-chars");
+        // bytes_seen counts the content channel only.
+        assert_eq!(check.bytes_seen, prose(4).len() as u64);
+
+        let mut m = StreamingState::new(settings()).unwrap();
+        let mut last = None;
+        for _ in 0..20 {
+            last = Some(m.feed_reasoning_chunk(LOOP_UNIT));
+        }
+        assert_eq!(last.unwrap().action, StreamAction::Abort);
+        assert!(m.content.sections().is_empty());
+        assert!(m.reasoning.as_ref().unwrap().verdict().is_some());
+    }
+
+    #[test]
+    fn stream_memory_is_bounded_by_max_window_chars() {
+        let mut s = settings();
+        s.max_window_chars = 8192;
+        let mut m = StreamingState::new(s).unwrap();
+        // Varied text with recurring phrases and loops: fills every index and the sections list.
+        let mut fed = 0usize;
+        let mut i = 0usize;
+        while fed < 400_000 {
+            let piece = if i % 7 == 0 { LOOP_UNIT.repeat(3) } else { format!("Line {} of the report says {} and {}. ", i, i * 31 % 977, i % 13) };
+            fed += piece.len();
+            m.feed_chunk(&piece);
+            i += 1;
+        }
+        let d = &m.content;
+        let retained = d.text.end() - d.text.base();
+        assert!(retained <= 8192 + 8192 / 2, "retained {}", retained);
+        assert!(d.text.end() > 300_000);
+        assert!(d.sections.len() <= MAX_STREAM_SECTIONS);
+        assert!(m.sections().len() <= MAX_STREAM_SECTIONS);
+        assert!(d.pairs.is_empty());
+    }
+
+    #[test]
+    fn offsets_of_a_stream_count_everything_fed_so_far() {
+        let mut m = StreamingState::new(settings()).unwrap();
+        let head = "😀 emoji and CJK 中文 first. ";
+        m.feed_chunk(head);
+        let mut last = None;
+        for _ in 0..6 {
+            last = Some(m.feed_chunk(LOOP_UNIT));
+        }
+        let check = last.unwrap();
+        let text = format!("{}{}", head, LOOP_UNIT.repeat(6));
+        assert_eq!(check.bytes_seen, text.len() as u64);
+        let sections = m.sections();
+        assert!(!sections.is_empty());
+        for s in &sections {
+            assert!(text.is_char_boundary(s.repeat_start) && s.repeat_end <= text.len());
+            assert!(s.repeat_start >= head.len());
+        }
+    }
 }

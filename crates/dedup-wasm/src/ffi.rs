@@ -41,7 +41,8 @@ struct StreamSlot {
 fn evidence_print(check: &StreamCheck) -> u64 {
     let mut h = crate::hash::SeqHasher::new();
     if let Some(e) = &check.evidence {
-        e.rule.chars().for_each(|c| h.push(c as u32));
+        // Every field the host shows: a steer's `at` and `detail` move on while its rule stays.
+        e.rule.chars().chain(e.detail.chars()).for_each(|c| h.push(c as u32));
         for v in [e.start, e.at] {
             h.push(v as u32);
             h.push((v >> 32) as u32);
@@ -478,4 +479,219 @@ pub extern "C" fn dw_toolcalls_count() -> u32 {
 #[cfg(test)]
 pub(crate) fn out_bytes() -> Vec<u8> {
     OUT.with(|o| o.borrow().clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check_repetition;
+
+    /// The output buffer as JSON (read through the exported pointer and length, as a host would).
+    fn out() -> Value {
+        let (ptr, len) = (dw_out_ptr(), dw_out_len());
+        assert!(len > 0, "empty output buffer");
+        // SAFETY: the buffer is valid until the next call into this module, and none happens here.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        serde_json::from_slice(bytes).expect("output is JSON")
+    }
+
+    fn resolve(json: &str) -> (i32, Value) {
+        let code = dw_settings_resolve(json.as_ptr(), json.len());
+        (code, out())
+    }
+
+    fn check(text: &str, settings: &str) -> (i32, Value) {
+        let code = dw_check_repetition(text.as_ptr(), text.len(), settings.as_ptr(), settings.len());
+        (code, out())
+    }
+
+    #[test]
+    fn alloc_and_free_round_trip() {
+        assert!(dw_alloc(0).is_null());
+        let p = dw_alloc(64);
+        assert!(!p.is_null());
+        // SAFETY: `p` points to 64 writable bytes from dw_alloc.
+        unsafe { std::ptr::write_bytes(p, 0xab, 64) };
+        dw_free(p, 64);
+        dw_free(std::ptr::null_mut(), 10);
+        dw_free(p, 0);
+        assert!(dw_alloc(usize::MAX).is_null());
+    }
+
+    #[test]
+    fn settings_resolve_accepts_null_presets_and_overrides() {
+        let (code, v) = resolve("");
+        assert_eq!(code, 0);
+        assert_eq!(v, serde_json::to_value(DedupSettings::default()).unwrap());
+        let (code, v) = resolve("\"sensitive\"");
+        assert_eq!(code, 0);
+        assert_eq!(v["minRepeatLength"], json!(30));
+        let (code, v) = resolve(r#"{"preset":"relaxed","stepSize":7,"loop":{"maxChars":0}}"#);
+        assert_eq!(code, 0);
+        assert_eq!(v["stepSize"], json!(7));
+        assert_eq!(v["minRepeatLength"], json!(80));
+        assert_eq!(v["loop"]["maxChars"], json!(0));
+    }
+
+    #[test]
+    fn bad_settings_report_field_rule_and_error_class() {
+        let cases: [(&str, &str, &str); 8] = [
+            (r#"{"ngramThreshold":"NaN"}"#, "ngram_threshold", "range"),
+            (r#"{"sentenceThreshold":1.5}"#, "sentence_threshold", "range"),
+            (r#"{"windowSize":0}"#, "window_size", "range"),
+            (r#"{"stepSize":"7"}"#, "step_size", "type"),
+            (r#"{"bogus":1}"#, "settings", "type"),
+            (r#"{"loop":{"bogus":1}}"#, "loop", "type"),
+            (r#""aggressive""#, "preset", "range"),
+            (r#"[1,2]"#, "settings", "type"),
+        ];
+        for (json, field, class) in cases {
+            let (code, v) = resolve(json);
+            assert_eq!(code, -1, "{}", json);
+            assert_eq!(v["field"], json!(field), "{}", json);
+            assert_eq!(v["errorClass"], json!(class), "{}", json);
+            assert!(v["message"].as_str().unwrap().contains(field), "{}", json);
+        }
+        let (code, v) = resolve("{not json");
+        assert_eq!(code, -1);
+        assert_eq!(v["rule"], json!("must be valid JSON"));
+    }
+
+    #[test]
+    fn bad_utf8_and_null_pointers_are_errors_not_panics() {
+        let bad = [0x66u8, 0xff, 0xfe, 0x67];
+        assert_eq!(dw_tokenize(bad.as_ptr(), bad.len()), -1);
+        assert_eq!(out()["rule"], json!("must be valid UTF-8"));
+        assert_eq!(dw_tokenize(std::ptr::null(), 5), -1);
+        assert_eq!(out()["field"], json!("text"));
+        assert_eq!(dw_check_repetition(bad.as_ptr(), bad.len(), std::ptr::null(), 0), -1);
+        assert_eq!(dw_text_similarity(bad.as_ptr(), bad.len(), bad.as_ptr(), 0), -1.0);
+        assert_eq!(out()["field"], json!("a"));
+        assert_eq!(dw_stream_new(bad.as_ptr(), bad.len()), 0);
+        assert_eq!(out()["field"], json!("settings"));
+        // Empty input with a null pointer is just the empty string.
+        assert_eq!(dw_tokenize(std::ptr::null(), 0), 0);
+        assert_eq!(out(), json!([]));
+    }
+
+    #[test]
+    fn tokenize_and_similarity() {
+        let t = "Hello, World! 你好";
+        assert_eq!(dw_tokenize(t.as_ptr(), t.len()), 0);
+        assert_eq!(out(), json!(["hello", "world", "你", "好"]));
+        let (a, b) = ("the cache was stale today", "today the cache was stale");
+        assert_eq!(dw_text_similarity(a.as_ptr(), a.len(), b.as_ptr(), b.len()), 1.0);
+    }
+
+    #[test]
+    fn check_repetition_reports_utf16_offsets() {
+        let unit = "😀 The 缓存 was stale after the deploy, again and again! ";
+        let text = format!("前言😀 {}", unit.repeat(4));
+        let (code, v) = check(&text, "");
+        assert_eq!(code, 0);
+        assert_eq!(v["repeated"], json!(true));
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let native = check_repetition(&text, &DedupSettings::default()).unwrap();
+        let sections = v["sections"].as_array().unwrap();
+        assert_eq!(sections.len(), native.sections.len());
+        for (s, n) in sections.iter().zip(&native.sections) {
+            let to16 = |byte: usize| text[..byte].encode_utf16().count() as u64;
+            assert_eq!(s["repeatStart"].as_u64().unwrap(), to16(n.repeat_start));
+            assert_eq!(s["repeatEnd"].as_u64().unwrap(), to16(n.repeat_end));
+            assert_eq!(s["originalStart"].as_u64().unwrap(), to16(n.original_start));
+            assert_eq!(s["originalEnd"].as_u64().unwrap(), to16(n.original_end));
+            assert!(s["repeatEnd"].as_u64().unwrap() as usize <= units.len());
+        }
+        assert_eq!(v["ratio"].as_f64().unwrap(), native.ratio);
+    }
+
+    #[test]
+    fn is_char_collapsed_codes() {
+        let t = "哈哈，".repeat(100);
+        assert_eq!(dw_is_char_collapsed(t.as_ptr(), t.len(), std::ptr::null(), 0), 1);
+        let p = "A sentence with many different words, letters and no collapse at all in it.";
+        assert_eq!(dw_is_char_collapsed(p.as_ptr(), p.len(), std::ptr::null(), 0), 0);
+        let cfg = r#"{"windowChars":1}"#;
+        assert_eq!(dw_is_char_collapsed(t.as_ptr(), t.len(), cfg.as_ptr(), cfg.len()), -1);
+        assert_eq!(out()["field"], json!("window_chars"));
+    }
+
+    #[test]
+    fn stream_lifecycle_and_packed_status() {
+        let before = dw_stream_count();
+        let h = dw_stream_new(std::ptr::null(), 0);
+        assert!(h > 0);
+        assert_eq!(dw_stream_count(), before + 1);
+        let unit = "I will check the configuration file again. ";
+        let mut codes = Vec::new();
+        for _ in 0..20 {
+            let code = dw_stream_feed(h, unit.as_ptr(), unit.len(), 0);
+            assert!(code >= 0);
+            codes.push(code);
+        }
+        let last = *codes.last().unwrap();
+        assert_eq!(last & 3, 2, "abort");
+        assert_eq!(last & 4, 4, "repeated");
+        assert!(codes.iter().any(|c| c & 8 == 8), "some feed changed the details");
+        assert!(dw_stream_ratio(h) > 0.5);
+        assert_eq!(dw_stream_evidence(h), 0);
+        assert!(out()["rule"].as_str().unwrap().contains("loop"));
+        assert_eq!(dw_stream_sections(h), 0);
+        let sections = out();
+        assert!(!sections.as_array().unwrap().is_empty());
+        assert!(sections.as_array().unwrap().len() <= crate::MAX_STREAM_SECTIONS);
+
+        assert_eq!(dw_stream_feed(h, unit.as_ptr(), unit.len(), 1) & 3, 2, "a reasoning feed keeps the abort");
+
+        assert_eq!(dw_stream_reset(h), 0);
+        assert_eq!(dw_stream_ratio(h), 0.0);
+        assert_eq!(dw_stream_evidence(h), 0);
+        assert_eq!(out(), Value::Null);
+        assert_eq!(dw_stream_feed(h, unit.as_ptr(), unit.len(), 0) & 7, 0, "none, nothing repeated");
+
+        assert_eq!(dw_stream_free(h), 0);
+        assert_eq!(dw_stream_count(), before);
+        assert_eq!(dw_stream_free(h), 0, "double free is a no-op");
+    }
+
+    #[test]
+    fn unknown_handles_are_errors() {
+        let unit = "text";
+        for h in [0u32, 9_999, u32::MAX] {
+            assert_eq!(dw_stream_feed(h, unit.as_ptr(), unit.len(), 0), -1);
+            assert_eq!(out()["rule"], json!("must be a known handle"));
+            assert_eq!(out()["errorClass"], json!("type"));
+            assert_eq!(dw_stream_sections(h), -1);
+            assert_eq!(dw_stream_evidence(h), -1);
+            assert_eq!(dw_stream_live(h), -1);
+            assert_eq!(dw_stream_reset(h), -1);
+            assert_eq!(dw_stream_ratio(h), -1.0);
+        }
+    }
+
+    #[test]
+    fn stream_utf16_offsets_match_the_concatenated_chunks() {
+        let h = dw_stream_new(std::ptr::null(), 0);
+        let chunks = ["😀😀 emoji ", "and 中文 text. ", "I will check the configuration file again. "];
+        let mut text = String::new();
+        for c in chunks.iter().chain(std::iter::repeat(&chunks[2]).take(6)) {
+            text.push_str(c);
+            assert!(dw_stream_feed(h, c.as_ptr(), c.len(), 0) >= 0);
+        }
+        assert_eq!(dw_stream_sections(h), 0);
+        let v = out();
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let sections = v.as_array().unwrap();
+        assert!(!sections.is_empty());
+        let unit16: Vec<u16> = chunks[2].encode_utf16().collect();
+        for s in sections {
+            let (a, b) = (s["repeatStart"].as_u64().unwrap() as usize, s["repeatEnd"].as_u64().unwrap() as usize);
+            assert!(a < b && b <= units.len());
+            // Every repeat starts inside the looped unit, at a char it shares with the unit.
+            let head = chunks[0].encode_utf16().count() + chunks[1].encode_utf16().count();
+            let off = (a - head) % unit16.len();
+            assert_eq!(units[a], unit16[off]);
+        }
+        dw_stream_free(h);
+    }
 }

@@ -77,11 +77,16 @@ pub(crate) struct NgramPass {
 }
 
 /// Drift of the diagonal tolerated inside one chain: an inserted or deleted word, not a new alignment.
+/// Proportional to the period for short units, but never more than [`MAX_DRIFT`] chars: at a period of
+/// thousands of chars a proportional bound would join unrelated matches.
 #[inline]
 fn drift_ok(a: u64, b: u64) -> bool {
     let diff = if a > b { a - b } else { b - a };
-    diff <= 2.max(a.min(b) / 16)
+    diff <= 2.max(a.min(b) / 16).min(MAX_DRIFT)
 }
+
+/// Largest drift of the diagonal inside one chain, in chars (a phrase inserted or deleted).
+const MAX_DRIFT: u64 = 32;
 
 impl NgramPass {
     pub(crate) fn new(threshold: f64, max_gap: usize, step: usize) -> Self {
@@ -251,5 +256,180 @@ impl NgramPass {
             (None, Some(c)) if pos > c.end + self.max_gap => self.chain.take(),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `text` through the normalizer and the pass the way the detector does; returns every chain
+    /// in the order it was completed (stale chains and the final flush included).
+    fn chains_with(text: &str, threshold: f64, gap: usize, step: usize, retain: usize) -> Vec<Chain> {
+        let mut norm = NormStream::new(retain);
+        let mut pass = NgramPass::new(threshold, gap, step);
+        let mut out = Vec::new();
+        for c in text.chars() {
+            norm.push(c, |t, pos, ch| {
+                if let Some(done) = pass.step(t, pos, ch) {
+                    out.push(done);
+                }
+            });
+            if let Some(stale) = pass.retire_stale(norm.end()) {
+                out.push(stale);
+            }
+        }
+        out.extend(pass.finish());
+        out
+    }
+
+    fn chains(text: &str) -> Vec<Chain> {
+        chains_with(text, 0.95, 100, 25, usize::MAX)
+    }
+
+    /// A deterministic stretch of distinct, non-repeating lowercase text (no 16-char gram recurs).
+    fn noise(seed: u64, n: usize) -> String {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (b'a' + (x % 26) as u8) as char
+            })
+            .collect()
+    }
+
+    #[test]
+    fn text_shorter_than_a_gram_finds_nothing() {
+        assert!(chains("abcabcabcab").is_empty());
+        assert!(chains("").is_empty());
+    }
+
+    #[test]
+    fn unique_text_finds_nothing() {
+        assert!(chains(&noise(1, 5000)).is_empty());
+    }
+
+    #[test]
+    fn an_exact_repeat_is_one_chain_with_the_right_period() {
+        let unit = noise(2, 120);
+        let text = format!("{}{}{}", unit, unit, noise(3, 40));
+        let found = chains(&text);
+        assert_eq!(found.len(), 1, "{:?}", found);
+        let c = found[0];
+        assert_eq!((c.start, c.end), (120, 240));
+        assert_eq!((c.first_period, c.period), (120, 120));
+        assert_eq!(c.matched, 120);
+        assert_eq!(c.similarity(), 1.0);
+    }
+
+    #[test]
+    fn a_back_to_back_loop_is_one_chain_at_the_unit_period() {
+        let unit = noise(4, 30);
+        let text = unit.repeat(10);
+        let found = chains(&text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].period, 30);
+        assert_eq!((found[0].start, found[0].end), (30, 300));
+    }
+
+    #[test]
+    fn case_and_whitespace_do_not_break_a_match() {
+        let unit = noise(5, 80);
+        let shouty: String = unit.chars().enumerate().map(|(i, c)| if i % 10 == 9 { ' ' } else { c.to_ascii_uppercase() }).collect();
+        let quiet: String = shouty.to_lowercase().replace(' ', " \t\n ");
+        let found = chains(&format!("{} {}", shouty, quiet));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].similarity(), 1.0);
+        assert!(found[0].len() >= 80);
+    }
+
+    #[test]
+    fn an_edited_char_is_bridged_when_the_chain_stays_similar() {
+        let unit = noise(6, 300);
+        let mut edited: Vec<char> = unit.chars().collect();
+        edited[150] = if edited[150] == 'z' { 'y' } else { 'z' };
+        let edited: String = edited.into_iter().collect();
+        let found = chains(&format!("{}{}", unit, edited));
+        assert_eq!(found.len(), 1, "{:?}", found);
+        let c = found[0];
+        assert_eq!((c.start, c.end), (300, 600));
+        assert_eq!(c.matched, 299);
+        assert!(c.similarity() > 0.99 && c.similarity() < 1.0);
+    }
+
+    #[test]
+    fn an_edit_is_not_bridged_when_the_threshold_forbids_it() {
+        let unit = noise(7, 300);
+        let mut edited: Vec<char> = unit.chars().collect();
+        edited[150] = if edited[150] == 'z' { 'y' } else { 'z' };
+        let edited: String = edited.into_iter().collect();
+        let found = chains_with(&format!("{}{}", unit, edited), 1.0, 100, 25, usize::MAX);
+        assert_eq!(found.len(), 2, "{:?}", found);
+        assert!(found.iter().all(|c| c.similarity() == 1.0));
+    }
+
+    #[test]
+    fn an_inserted_word_keeps_one_chain_with_a_drifted_period() {
+        let unit = noise(8, 400);
+        let inserted = format!("{}xyz{}", &unit[..200], &unit[200..]);
+        let found = chains(&format!("{}{}", unit, inserted));
+        assert_eq!(found.len(), 1, "{:?}", found);
+        assert_eq!(found[0].first_period, 400);
+        assert_eq!(found[0].period, 403);
+    }
+
+    #[test]
+    fn a_repeat_beyond_the_dense_window_is_found_through_the_sparse_index() {
+        let unit = noise(9, 200);
+        let gap = noise(10, 3 * DENSE_WINDOW as usize);
+        let text = format!("{}{}{}", unit, gap, unit);
+        let found = chains(&text);
+        assert_eq!(found.len(), 1, "{:?}", found);
+        let c = found[0];
+        let d = (200 + gap.len()) as u64;
+        assert_eq!(c.first_period, d);
+        // The seed comes late (every 25th gram is indexed), but the start is recovered backward.
+        assert_eq!((c.start, c.end), (d, d + 200));
+    }
+
+    #[test]
+    fn a_repeat_of_forgotten_text_is_not_found() {
+        let unit = noise(11, 200);
+        let gap = noise(12, 10_000);
+        let found = chains_with(&format!("{}{}{}", unit, gap, unit), 0.95, 100, 25, 4096);
+        assert!(found.is_empty(), "{:?}", found);
+    }
+
+    #[test]
+    fn chains_are_completed_in_text_order_and_never_overlap() {
+        let a = noise(13, 100);
+        let b = noise(14, 100);
+        let text = format!("{a}{}{a}{}{b}{}{b}", noise(15, 300), noise(16, 300), noise(17, 300), a = a, b = b);
+        let found = chains(&text);
+        assert_eq!(found.len(), 2, "{:?}", found);
+        assert!(found[0].end <= found[1].start);
+        assert_eq!(found[0].len(), 100);
+        assert_eq!(found[1].len(), 100);
+    }
+
+    #[test]
+    fn forget_before_drops_sparse_entries_only_when_they_dominate() {
+        let mut norm = NormStream::new(4096);
+        let mut pass = NgramPass::new(0.95, 100, 1);
+        for c in noise(18, 20_000).chars() {
+            norm.push(c, |t, pos, ch| {
+                pass.step(t, pos, ch);
+            });
+            let end = norm.end();
+            if end % 4096 == 0 {
+                pass.forget_before(norm.base(), end - norm.base());
+            }
+        }
+        // Step 1 indexes every gram; after housekeeping the sparse index holds about the retained text.
+        let retained = (norm.end() - norm.base()) as usize;
+        assert!(pass.sparse.len() <= 2 * (retained + 64) + 4096, "sparse {} retained {}", pass.sparse.len(), retained);
+        assert!(pass.dense.len() <= DENSE_WINDOW as usize);
     }
 }

@@ -1,0 +1,87 @@
+/**
+ * A window onto the raw wasm exports for tests: it wraps `WebAssembly.Instance` so that every instance
+ * the package creates is recorded, and lets a test make one export receive a bogus pointer, which
+ * makes the real core trap (out-of-bounds memory access). Import it before `initDedupWasm()`.
+ */
+const Original = WebAssembly.Instance;
+
+/** Raw exports used by tests. */
+export interface RawExports {
+  memory: WebAssembly.Memory;
+  dw_alloc(len: number): number;
+  dw_free(ptr: number, len: number): void;
+  dw_out_ptr(): number;
+  dw_out_len(): number;
+  dw_settings_resolve(ptr: number, len: number): number;
+  dw_stream_count(): number;
+  [name: string]: unknown;
+}
+
+/** Every instance created since this module was loaded, oldest first. */
+export const instances: WebAssembly.Instance[] = [];
+
+/** When set, the named export is called with a pointer far outside memory (once). */
+let sabotaged: string | null = null;
+let sabotagedArg = 0;
+
+/** Makes the next call of export `name` trap, by replacing its argument `pointerArg` (a pointer). */
+export function trapNextCall(name: string, pointerArg = 0): void {
+  sabotaged = name;
+  sabotagedArg = pointerArg;
+}
+
+class SpyInstance extends Original {
+  private readonly wrapped: WebAssembly.Exports;
+  constructor(module: WebAssembly.Module, imports?: WebAssembly.Imports) {
+    super(module, imports);
+    const real = super.exports;
+    // The real exports object is frozen, so it cannot be proxied with different values: build a
+    // look-alike whose getters delegate to it.
+    const wrapped: Record<string, unknown> = {};
+    for (const name of Object.keys(real)) {
+      Object.defineProperty(wrapped, name, {
+        enumerable: true,
+        get() {
+          const v = real[name] as unknown;
+          if (name === sabotaged && typeof v === 'function') {
+            return (...args: number[]) => {
+              sabotaged = null;
+              const bogus = args.map((a, i) => (i === sabotagedArg ? 0x7fff_fff0 : a));
+              return (v as (...a: number[]) => unknown)(...bogus);
+            };
+          }
+          return v;
+        },
+      });
+    }
+    this.wrapped = wrapped as WebAssembly.Exports;
+    instances.push(this);
+  }
+  override get exports(): WebAssembly.Exports {
+    return this.wrapped;
+  }
+}
+
+(WebAssembly as { Instance: typeof WebAssembly.Instance }).Instance = SpyInstance as typeof WebAssembly.Instance;
+
+/** The exports of the newest instance. */
+export function raw(): RawExports {
+  const last = instances[instances.length - 1];
+  if (!last) throw new Error('no instance yet: call initDedupWasm() first');
+  return last.exports as unknown as RawExports;
+}
+
+/** Calls a raw export taking one UTF-8 string; returns its status and the output buffer as text. */
+export function callWithString(name: string, text: string): { code: number; out: string } {
+  const x = raw();
+  const bytes = new TextEncoder().encode(text);
+  const ptr = bytes.length ? x.dw_alloc(bytes.length) : 0;
+  new Uint8Array(x.memory.buffer, ptr, bytes.length).set(bytes);
+  try {
+    const code = (x[name] as (p: number, l: number) => number)(ptr, bytes.length);
+    const out = new TextDecoder().decode(new Uint8Array(x.memory.buffer, x.dw_out_ptr(), x.dw_out_len()));
+    return { code, out };
+  } finally {
+    if (bytes.length) x.dw_free(ptr, bytes.length);
+  }
+}
