@@ -3,11 +3,12 @@ import { defineConfig } from 'tsup';
 // One entry per public subpath; the CLI is a separate, executable entry.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts' },
+    entry: { index: 'src/index.ts', guard: 'src/guard/index.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
     clean: true,
+    splitting: true,
     target: 'es2022',
     // `import.meta.url` locates the packaged .wasm; tsup shims it in the CJS build.
     shims: true,

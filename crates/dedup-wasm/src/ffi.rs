@@ -376,21 +376,34 @@ fn set_out_u32(words: &[u32]) {
     set_out(bytes);
 }
 
+/// UTF-16 units of a run of whole UTF-8 chars: one per char, two for 4-byte chars. Counts eight
+/// bytes at a time: continuation bytes (`10xxxxxx`) add nothing, 4-byte leads (`11110xxx`) add two.
+fn utf16_len(bytes: &[u8]) -> u32 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let mut units = 0u32;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        let cont = (w >> 7) & !(w >> 6) & LOW;
+        let lead4 = (w >> 7) & (w >> 6) & (w >> 5) & (w >> 4) & LOW;
+        units += 8 - cont.count_ones() + lead4.count_ones();
+    }
+    for &b in chunks.remainder() {
+        units += u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0);
+    }
+    units
+}
+
 /// UTF-16 offsets of sorted, deduplicated byte offsets (char boundaries) of `text`.
 fn utf16_of(text: &str, sorted: &[usize]) -> Vec<u32> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(sorted.len());
     let (mut pos, mut units) = (0usize, 0u32);
     for &p in sorted {
-        while pos < p && pos < bytes.len() {
-            let b = bytes[pos];
-            if b & 0xC0 != 0x80 {
-                units += 1;
-            }
-            if b >= 0xF0 {
-                units += 1;
-            }
-            pos += 1;
+        let p = p.min(bytes.len());
+        if p > pos {
+            units += utf16_len(&bytes[pos..p]);
+            pos = p;
         }
         out.push(units);
     }
@@ -552,6 +565,13 @@ mod guard_tests {
         assert_eq!(dw_guard_dedup(text.as_ptr(), text.len(), meta.as_ptr(), 1, opts.as_ptr(), opts.len()), -1);
         let err: Value = serde_json::from_slice(&OUT.with(|o| o.borrow().clone())).unwrap();
         assert_eq!(err["field"], "keep");
+    }
+
+    #[test]
+    fn utf16_len_counts_units() {
+        for t in ["", "abc", "héllo wörld, 你好, 😀😀 x", "😀", "aaaaaaaaaaaaaaaaé😀你"] {
+            assert_eq!(utf16_len(t.as_bytes()) as usize, t.encode_utf16().count(), "{}", t);
+        }
     }
 
     #[test]

@@ -163,10 +163,7 @@ fn fences(text: &str, s: usize, e: usize) -> Vec<(usize, usize)> {
     let mut open: Option<(usize, u8, usize)> = None; // (start, fence char, run length)
     let mut ls = s;
     while ls < e {
-        let mut le = ls;
-        while le < e && !is_break(bytes[le]) {
-            le += 1;
-        }
+        let le = bytes[ls..e].iter().position(|&b| is_break(b)).map_or(e, |k| ls + k);
         let mut p = ls;
         while p < le && (bytes[p] == b' ' || bytes[p] == b'\t') {
             p += 1;
@@ -209,68 +206,71 @@ fn in_fence(f: &[(usize, usize)], pos: usize) -> bool {
     i < f.len() && f[i].0 <= pos
 }
 
-/// A maximal whitespace run `[start, end)` and where its line breaks are.
-struct WsRun {
+/// Decodes the char starting at byte `i` when it may be whitespace: ASCII bytes directly, and the
+/// lead bytes of the non-ASCII whitespace chars (U+0085, U+00A0, U+1680, U+2000..U+3000). Returns
+/// `(is_whitespace, byte length)`.
+#[inline]
+fn ws_at(text: &str, i: usize) -> (bool, usize) {
+    let b = text.as_bytes()[i];
+    if b < 0x80 {
+        return (matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c), 1);
+    }
+    let len = if b >= 0xF0 {
+        4
+    } else if b >= 0xE0 {
+        3
+    } else {
+        2
+    };
+    if matches!(b, 0xC2 | 0xE1 | 0xE2 | 0xE3) {
+        if let Some(c) = text[i..].chars().next() {
+            return (c.is_whitespace(), c.len_utf8());
+        }
+    }
+    (false, len)
+}
+
+/// A maximal whitespace run that holds at least one line break.
+struct BreakRun {
     /// Start of the first line break in the run.
     first_break: usize,
     /// Just past the last line break in the run.
     after_last_break: usize,
     breaks: usize,
+    /// True when a `[Turn N]` marker follows the run (so it starts a line).
+    marker_next: bool,
 }
 
-/// Calls `f` for each maximal whitespace run in `[s, e)` that holds at least one line break.
-fn for_each_break_run(text: &str, s: usize, e: usize, mut f: impl FnMut(WsRun)) {
+/// Every whitespace run in `[s, e)` that holds a line break, in one pass: jump to the next line
+/// break (the first of its run, since the scan resumes after the previous run) and extend forward.
+fn break_runs(text: &str, s: usize, e: usize) -> Vec<BreakRun> {
     let bytes = text.as_bytes();
+    let mut out = Vec::new();
     let mut i = s;
     while i < e {
-        let b = bytes[i];
-        if b < 0x80 && !(b as char).is_ascii_whitespace() && b != 0x0b {
-            i += 1;
-            continue;
-        }
-        // Decode one char.
-        let c = match text[i..].chars().next() {
-            Some(c) => c,
+        let first_break = match bytes[i..e].iter().position(|&b| is_break(b)) {
+            Some(k) => i + k,
             None => break,
         };
-        if !c.is_whitespace() {
-            i += c.len_utf8();
-            continue;
-        }
-        // A whitespace run starts at i.
-        let mut j = i;
-        let mut first_break = usize::MAX;
-        let mut after_last = 0;
-        let mut breaks = 0;
+        let (mut j, mut after_last, mut breaks) = (first_break, first_break, 0usize);
         while j < e {
             let bj = bytes[j];
             if bj == b'\n' || bj == b'\r' {
-                if first_break == usize::MAX {
-                    first_break = j;
-                }
-                if bj == b'\r' && j + 1 < e && bytes[j + 1] == b'\n' {
-                    j += 2;
-                } else {
-                    j += 1;
-                }
+                j += if bj == b'\r' && j + 1 < e && bytes[j + 1] == b'\n' { 2 } else { 1 };
                 breaks += 1;
                 after_last = j;
                 continue;
             }
-            let cj = match text[j..].chars().next() {
-                Some(c) => c,
-                None => break,
-            };
-            if !cj.is_whitespace() {
+            let (w, l) = ws_at(text, j);
+            if !w {
                 break;
             }
-            j += cj.len_utf8();
+            j += l;
         }
-        if breaks > 0 {
-            f(WsRun { first_break, after_last_break: after_last, breaks });
-        }
+        out.push(BreakRun { first_break, after_last_break: after_last, breaks, marker_next: j < e && marker_at(bytes, j, e) });
         i = j;
     }
+    out
 }
 
 /// Leading whitespace up to the last line break in it, and trailing whitespace from its first line
@@ -316,52 +316,19 @@ fn marker_at(bytes: &[u8], p: usize, e: usize) -> bool {
     q > dg && q < e && bytes[q] == b']'
 }
 
-/// Separators of `[a, b)` (a core range) for one mode, as byte ranges in order.
-fn separators(text: &str, a: usize, b: usize, mode: SplitMode, fence: &[(usize, usize)]) -> Vec<(usize, usize)> {
+/// Separators of a core range for one mode, from its break runs, as byte ranges in order.
+fn separators(runs: &[BreakRun], mode: SplitMode, fence: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let mut seps = Vec::new();
-    match mode {
-        SplitMode::Paragraph | SplitMode::Line => {
-            let need = if mode == SplitMode::Paragraph { 2 } else { 1 };
-            for_each_break_run(text, a, b, |r| {
-                if r.breaks >= need && !in_fence(fence, r.first_break) {
-                    seps.push((r.first_break, r.after_last_break));
-                }
-            });
+    for r in runs {
+        if in_fence(fence, r.first_break) {
+            continue;
         }
-        SplitMode::Turn => {
-            let bytes = text.as_bytes();
-            let mut ls = a;
-            loop {
-                let mut p = ls;
-                while p < b && (bytes[p] == b' ' || bytes[p] == b'\t') {
-                    p += 1;
-                }
-                if p > a && marker_at(bytes, p, b) && !in_fence(fence, p) {
-                    // The separator runs from the first line break of the whitespace before the marker.
-                    let mut q = p;
-                    loop {
-                        let prev = match text[..q].chars().next_back() {
-                            Some(c) => c,
-                            None => break,
-                        };
-                        if q <= a || !prev.is_whitespace() {
-                            break;
-                        }
-                        q -= prev.len_utf8();
-                    }
-                    if let Some(fb) = (q..p).find(|&i| is_break(bytes[i])) {
-                        if seps.last().map_or(true, |&(_, end)| end <= fb) && fb > a {
-                            seps.push((fb, p));
-                        }
-                    }
-                }
-                match (ls..b).find(|&i| is_break(bytes[i])) {
-                    Some(i) => {
-                        ls = if bytes[i] == b'\r' && i + 1 < b && bytes[i + 1] == b'\n' { i + 2 } else { i + 1 };
-                    }
-                    None => break,
-                }
-            }
+        match mode {
+            // A turn separator runs from the first line break up to the marker.
+            SplitMode::Turn if r.marker_next => seps.push((r.first_break, r.first_break)),
+            SplitMode::Paragraph if r.breaks >= 2 => seps.push((r.first_break, r.after_last_break)),
+            SplitMode::Line => seps.push((r.first_break, r.after_last_break)),
+            _ => {}
         }
     }
     seps
@@ -373,8 +340,23 @@ fn separators(text: &str, a: usize, b: usize, mode: SplitMode, fence: &[(usize, 
 pub fn split_range(text: &str, s: usize, e: usize) -> Option<(SplitMode, Vec<Seg>)> {
     let (a, b) = core_range(text, s, e)?;
     let fence = fences(text, a, b);
+    let runs = break_runs(text, a, b);
     for &mode in &[SplitMode::Turn, SplitMode::Paragraph, SplitMode::Line] {
-        let seps = separators(text, a, b, mode, &fence);
+        let mut seps = separators(&runs, mode, &fence);
+        if mode == SplitMode::Turn {
+            // The separator ends where the marker starts: after the run's trailing whitespace.
+            for sep in seps.iter_mut() {
+                let mut j = sep.0;
+                while j < b {
+                    let (w, l) = ws_at(text, j);
+                    if !w {
+                        break;
+                    }
+                    j += l;
+                }
+                sep.1 = j;
+            }
+        }
         if seps.is_empty() {
             continue;
         }
@@ -414,57 +396,131 @@ struct BlockInfo {
     start: usize,
     end: usize,
     pinned: bool,
-    /// Whitespace-collapsed, lowercased text (empty for blank blocks).
-    norm: String,
+    /// False for blocks of whitespace only (never removed).
+    nonblank: bool,
+    /// Hash of the whitespace-collapsed, lowercased text.
     hash: u64,
     /// Hash of the first `similarity_chars` normalized chars, when the block has that many.
     prefix: Option<u64>,
     raw_chars: usize,
 }
 
-fn block_info(text: &str, doc: usize, start: usize, end: usize, pinned: bool, prefix_chars: usize) -> BlockInfo {
-    let mut norm = String::new();
-    let mut ph = SeqHasher::new();
-    let mut nchars = 0usize;
-    let mut prefix = None;
+/// Writes the whitespace-collapsed, lowercased form of `text` (UTF-8) into `out`.
+fn normalize_into(text: &str, out: &mut Vec<u8>) {
+    out.clear();
     let mut pending_space = false;
-    let mut raw_chars = 0usize;
-    let mut push = |c: char, norm: &mut String, nchars: &mut usize, prefix: &mut Option<u64>| {
-        norm.push(c);
-        if *nchars < prefix_chars {
-            ph.push(c as u32);
-            *nchars += 1;
-            if *nchars == prefix_chars {
-                *prefix = Some(ph.finish());
-            }
-        }
-    };
-    for c in text[start..end].chars() {
-        raw_chars += 1;
+    let mut buf = [0u8; 4];
+    for c in text.chars() {
         if c.is_whitespace() {
-            pending_space = !norm.is_empty();
+            pending_space = !out.is_empty();
             continue;
         }
         if pending_space {
-            push(' ', &mut norm, &mut nchars, &mut prefix);
+            out.push(b' ');
             pending_space = false;
         }
         if c.is_ascii() {
-            push(c.to_ascii_lowercase(), &mut norm, &mut nchars, &mut prefix);
+            out.push((c as u8).to_ascii_lowercase());
+        } else if caseless(c) {
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
         } else {
             for l in c.to_lowercase() {
-                push(l, &mut norm, &mut nchars, &mut prefix);
+                out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
             }
         }
     }
-    let hash = {
-        let mut x = SeqHasher::new();
-        for c in norm.chars() {
-            x.push(c as u32);
+}
+
+/// True when two texts are equal once whitespace is collapsed and case folded (`bufs` are scratch).
+fn norm_eq(a: &str, b: &str, bufs: &mut (Vec<u8>, Vec<u8>)) -> bool {
+    if a == b {
+        return true;
+    }
+    let (a, b) = (a.trim(), b.trim());
+    if a == b {
+        return true;
+    }
+    normalize_into(a, &mut bufs.0);
+    normalize_into(b, &mut bufs.1);
+    bufs.0 == bufs.1
+}
+
+fn block_info(text: &str, doc: usize, start: usize, end: usize, pinned: bool, prefix_chars: usize) -> BlockInfo {
+    let bytes = &text.as_bytes()[start..end];
+    let mut h = SeqHasher::new();
+    let mut ph = SeqHasher::new();
+    let (mut n, mut prefix, mut raw_chars) = (0usize, None, 0usize);
+    let (mut pending_space, mut nonblank) = (false, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let c: u32;
+        let mut lower: Option<std::char::ToLowercase> = None;
+        if b < 0x80 {
+            i += 1;
+            raw_chars += 1;
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+                pending_space = nonblank;
+                continue;
+            }
+            c = u32::from(b.to_ascii_lowercase());
+        } else {
+            let ch = match text[start + i..end].chars().next() {
+                Some(ch) => ch,
+                None => break,
+            };
+            i += ch.len_utf8();
+            raw_chars += 1;
+            if ch.is_whitespace() {
+                pending_space = nonblank;
+                continue;
+            }
+            if caseless(ch) {
+                c = ch as u32;
+            } else {
+                let mut l = ch.to_lowercase();
+                c = l.next().map_or(ch as u32, |x| x as u32);
+                lower = Some(l);
+            }
         }
-        x.finish()
-    };
-    BlockInfo { doc, start, end, pinned, norm, hash, prefix, raw_chars }
+        if pending_space {
+            h.push(' ' as u32);
+            if n < prefix_chars {
+                ph.push(' ' as u32);
+                n += 1;
+            }
+            pending_space = false;
+        }
+        nonblank = true;
+        h.push(c);
+        if n < prefix_chars {
+            ph.push(c);
+            n += 1;
+        }
+        if let Some(rest) = lower {
+            for x in rest {
+                h.push(x as u32);
+                if n < prefix_chars {
+                    ph.push(x as u32);
+                    n += 1;
+                }
+            }
+        }
+        if n == prefix_chars && prefix.is_none() {
+            prefix = Some(ph.finish());
+        }
+    }
+    if n == prefix_chars && prefix.is_none() && prefix_chars > 0 {
+        prefix = Some(ph.finish());
+    }
+    BlockInfo { doc, start, end, pinned, nonblank, hash: h.finish(), prefix, raw_chars }
+}
+
+/// True for chars of caseless scripts (CJK, kana, hangul, Yi), so lowercasing can skip its tables.
+#[inline]
+fn caseless(c: char) -> bool {
+    let u = c as u32;
+    (0x2E80..=0xA4CF).contains(&u) || (0xAC00..=0xD7FF).contains(&u) || (0xF900..=0xFAFF).contains(&u) || u >= 0x20000
 }
 
 #[inline]
@@ -532,8 +588,12 @@ pub(crate) fn info_units(text: &str) -> Vec<u64> {
                 break;
             }
             if is_word_char(ck) {
-                for l in ck.to_lowercase() {
-                    h.push(l as u32);
+                if ck.is_ascii() {
+                    h.push(u32::from((ck as u8).to_ascii_lowercase()));
+                } else {
+                    for l in ck.to_lowercase() {
+                        h.push(l as u32);
+                    }
                 }
                 k += 1;
             } else if matches!(ck, '.' | ',' | ':') && k > j && chars[k - 1].is_numeric() && k + 1 < n && chars[k + 1].is_numeric() {
@@ -562,49 +622,64 @@ fn is_subsequence(needle: &[u64], hay: &[u64]) -> bool {
 /// True when removing `cand` as a near-duplicate of `kept` loses nothing: similar enough, and every
 /// unit of `cand` occurs in `kept` in the same order.
 pub fn covers(kept: &str, cand: &str, threshold: f64) -> bool {
-    let (uk, uc) = (info_units(kept), info_units(cand));
-    if uc.len() > uk.len() || !is_subsequence(&uc, &uk) {
-        return false;
-    }
-    text_similarity(kept, cand) >= threshold
+    covers_units(kept, &info_units(kept), cand, &info_units(cand), threshold)
+}
+
+fn covers_units(kept: &str, uk: &[u64], cand: &str, uc: &[u64], threshold: f64) -> bool {
+    uc.len() <= uk.len() && is_subsequence(uc, uk) && text_similarity(kept, cand) >= threshold
 }
 
 /// For each block: `Some(j)` when it repeats block `j`, `None` when kept.
 fn decide(texts: &[&str], blocks: &[BlockInfo], opts: &GuardOptions) -> Vec<Option<usize>> {
     let n = blocks.len();
     let mut out = vec![None; n];
-    let mut exact: DetMap<u64, Vec<usize>> = DetMap::default();
+    let mut exact: DetMap<u64, usize> = DetMap::default();
+    exact.reserve(n);
     let mut by_prefix: DetMap<u64, Vec<usize>> = DetMap::default();
-    let order: Vec<usize> = match opts.keep {
-        Keep::First => (0..n).collect(),
-        Keep::Last => (0..n).rev().collect(),
-    };
-    for i in order {
+    // Information units, computed at most once per block and only for near-duplicate candidates.
+    let mut units: DetMap<usize, Vec<u64>> = DetMap::default();
+    let text_of = |k: usize| &texts[blocks[k].doc][blocks[k].start..blocks[k].end];
+    let mut bufs = (Vec::new(), Vec::new());
+    for step in 0..n {
+        let i = if opts.keep == Keep::First { step } else { n - 1 - step };
         let b = &blocks[i];
-        if b.norm.is_empty() {
+        if !b.nonblank {
             continue;
         }
         let mut dup = None;
+        let mut seen_hash = false;
         if !b.pinned && b.raw_chars >= opts.min_block_chars {
-            if let Some(list) = exact.get(&b.hash) {
-                dup = list.iter().copied().find(|&k| blocks[k].norm == b.norm);
+            if let Some(&k) = exact.get(&b.hash) {
+                seen_hash = true;
+                if norm_eq(text_of(k), text_of(i), &mut bufs) {
+                    dup = Some(k);
+                }
             }
             if dup.is_none() {
                 if let (Some(t), Some(p)) = (opts.near_duplicate, b.prefix) {
                     if let Some(list) = by_prefix.get(&p) {
-                        let cand = &texts[b.doc][b.start..b.end];
-                        dup = list.iter().rev().take(MAX_NEAR_CANDIDATES).copied().find(|&k| {
-                            let kb = &blocks[k];
-                            covers(&texts[kb.doc][kb.start..kb.end], cand, t)
-                        });
+                        let cand = text_of(i);
+                        let uc = units.entry(i).or_insert_with(|| info_units(cand)).clone();
+                        for &k in list.iter().rev().take(MAX_NEAR_CANDIDATES) {
+                            let kept = text_of(k);
+                            let uk = units.entry(k).or_insert_with(|| info_units(kept));
+                            if covers_units(kept, uk, cand, &uc, t) {
+                                dup = Some(k);
+                                break;
+                            }
+                        }
                     }
                 }
             }
+        } else {
+            seen_hash = exact.contains_key(&b.hash);
         }
         match dup {
             Some(k) => out[i] = Some(k),
             None => {
-                exact.entry(b.hash).or_insert_with(Vec::new).push(i);
+                if !seen_hash {
+                    exact.insert(b.hash, i);
+                }
                 if let Some(p) = b.prefix {
                     by_prefix.entry(p).or_insert_with(Vec::new).push(i);
                 }
