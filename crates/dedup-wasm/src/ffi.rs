@@ -55,7 +55,7 @@ fn fail(e: &DedupError) -> i32 {
         DedupError::InvalidSetting { field, rule, value } => ("invalid_setting", *field, *rule, value.clone()),
         DedupError::InvalidArgument { field, rule, value } => ("invalid_argument", *field, *rule, value.clone()),
     };
-    let type_rules = ["must be a number", "must be an object", "has no field of this name", "must be valid UTF-8", "must be a known handle"];
+    let type_rules = ["must be a number", "must be a string", "must be an object", "has no field of this name", "must be valid UTF-8", "must be a known handle"];
     let class = if type_rules.contains(&rule) { "type" } else { "range" };
     ok_json(&json!({"kind": kind, "field": field, "rule": rule, "value": value, "message": e.to_string(), "errorClass": class}));
     -1

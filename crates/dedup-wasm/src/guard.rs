@@ -629,59 +629,107 @@ fn covers_units(kept: &str, uk: &[u64], cand: &str, uc: &[u64], threshold: f64) 
     uc.len() <= uk.len() && is_subsequence(uc, uk) && text_similarity(kept, cand) >= threshold
 }
 
-/// For each block: `Some(j)` when it repeats block `j`, `None` when kept.
-fn decide(texts: &[&str], blocks: &[BlockInfo], opts: &GuardOptions) -> Vec<Option<usize>> {
+/// What a removed block repeats: `(doc, start, end)`.
+type Target = (usize, usize, usize);
+
+/// For each block: the range it repeats when it is removed, `None` when kept.
+///
+/// With several documents, each document's kept text as a whole also counts as an original once
+/// its blocks are decided, so a paragraph that quotes a whole earlier message (split there into
+/// lines, say) is recognized.
+fn decide(texts: &[&str], blocks: &[BlockInfo], opts: &GuardOptions) -> Vec<Option<Target>> {
     let n = blocks.len();
-    let mut out = vec![None; n];
+    let mut out: Vec<Option<Target>> = vec![None; n];
+    // Values below `n` are blocks; `n + p` is whole document `p` of `wholes`.
     let mut exact: DetMap<u64, usize> = DetMap::default();
     exact.reserve(n);
+    let mut wholes: Vec<(String, Target)> = Vec::new();
     let mut by_prefix: DetMap<u64, Vec<usize>> = DetMap::default();
     // Information units, computed at most once per block and only for near-duplicate candidates.
     let mut units: DetMap<usize, Vec<u64>> = DetMap::default();
     let text_of = |k: usize| &texts[blocks[k].doc][blocks[k].start..blocks[k].end];
+    let target_of = |k: usize| (blocks[k].doc, blocks[k].start, blocks[k].end);
     let mut bufs = (Vec::new(), Vec::new());
+    let multi = texts.len() > 1;
+    let forward = opts.keep == Keep::First;
     for step in 0..n {
-        let i = if opts.keep == Keep::First { step } else { n - 1 - step };
+        let i = if forward { step } else { n - 1 - step };
         let b = &blocks[i];
-        if !b.nonblank {
-            continue;
-        }
-        let mut dup = None;
-        let mut seen_hash = false;
-        if !b.pinned && b.raw_chars >= opts.min_block_chars {
-            if let Some(&k) = exact.get(&b.hash) {
-                seen_hash = true;
-                if norm_eq(text_of(k), text_of(i), &mut bufs) {
-                    dup = Some(k);
+        if b.nonblank {
+            let mut dup: Option<Target> = None;
+            let mut seen_hash = false;
+            if !b.pinned && b.raw_chars >= opts.min_block_chars {
+                if let Some(&k) = exact.get(&b.hash) {
+                    seen_hash = true;
+                    if k < n {
+                        if norm_eq(text_of(k), text_of(i), &mut bufs) {
+                            dup = Some(target_of(k));
+                        }
+                    } else if norm_eq(&wholes[k - n].0, text_of(i), &mut bufs) {
+                        dup = Some(wholes[k - n].1);
+                    }
                 }
-            }
-            if dup.is_none() {
-                if let (Some(t), Some(p)) = (opts.near_duplicate, b.prefix) {
-                    if let Some(list) = by_prefix.get(&p) {
-                        let cand = text_of(i);
-                        let uc = units.entry(i).or_insert_with(|| info_units(cand)).clone();
-                        for &k in list.iter().rev().take(MAX_NEAR_CANDIDATES) {
-                            let kept = text_of(k);
-                            let uk = units.entry(k).or_insert_with(|| info_units(kept));
-                            if covers_units(kept, uk, cand, &uc, t) {
-                                dup = Some(k);
-                                break;
+                if dup.is_none() {
+                    if let (Some(t), Some(p)) = (opts.near_duplicate, b.prefix) {
+                        if let Some(list) = by_prefix.get(&p) {
+                            let cand = text_of(i);
+                            let uc = units.entry(i).or_insert_with(|| info_units(cand)).clone();
+                            for &k in list.iter().rev().take(MAX_NEAR_CANDIDATES) {
+                                let kept = text_of(k);
+                                let uk = units.entry(k).or_insert_with(|| info_units(kept));
+                                if covers_units(kept, uk, cand, &uc, t) {
+                                    dup = Some(target_of(k));
+                                    break;
+                                }
                             }
                         }
                     }
                 }
+            } else {
+                seen_hash = exact.contains_key(&b.hash);
             }
-        } else {
-            seen_hash = exact.contains_key(&b.hash);
-        }
-        match dup {
-            Some(k) => out[i] = Some(k),
-            None => {
-                if !seen_hash {
-                    exact.insert(b.hash, i);
+            match dup {
+                Some(t) => out[i] = Some(t),
+                None => {
+                    if !seen_hash {
+                        exact.insert(b.hash, i);
+                    }
+                    if let Some(p) = b.prefix {
+                        by_prefix.entry(p).or_insert_with(Vec::new).push(i);
+                    }
                 }
-                if let Some(p) = b.prefix {
-                    by_prefix.entry(p).or_insert_with(Vec::new).push(i);
+            }
+        }
+        // Leaving a document: register its kept text as a whole.
+        let last_of_doc = if forward { i + 1 == n || blocks[i + 1].doc != b.doc } else { i == 0 || blocks[i - 1].doc != b.doc };
+        if multi && last_of_doc {
+            let (lo, hi) = if forward {
+                let mut lo = i;
+                while lo > 0 && blocks[lo - 1].doc == b.doc {
+                    lo -= 1;
+                }
+                (lo, i + 1)
+            } else {
+                let mut hi = i + 1;
+                while hi < n && blocks[hi].doc == b.doc {
+                    hi += 1;
+                }
+                (i, hi)
+            };
+            let kept: Vec<usize> = (lo..hi).filter(|&k| blocks[k].nonblank && out[k].is_none()).collect();
+            if kept.len() >= 2 {
+                let mut whole = String::new();
+                for &k in &kept {
+                    if !whole.is_empty() {
+                        whole.push(' ');
+                    }
+                    whole.push_str(text_of(k));
+                }
+                let h = block_info(&whole, 0, 0, whole.len(), false, 0).hash;
+                if let std::collections::hash_map::Entry::Vacant(v) = exact.entry(h) {
+                    v.insert(n + wholes.len());
+                    let (first, last) = (kept[0], kept[kept.len() - 1]);
+                    wholes.push((whole, (b.doc, blocks[first].start, blocks[last].end)));
                 }
             }
         }
@@ -747,9 +795,9 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         }
         let mut gone: Vec<Vec<bool>> = segs.iter().map(|l| vec![false; l.len()]).collect();
         for (i, d) in dup.iter().enumerate() {
-            if let Some(k) = *d {
-                let (b, o) = (&blocks[i], &blocks[k]);
-                removed.push(Removed { doc: b.doc, start: b.start, end: b.end, dup_doc: o.doc, dup_start: o.start, dup_end: o.end });
+            if let Some((dup_doc, dup_start, dup_end)) = *d {
+                let b = &blocks[i];
+                removed.push(Removed { doc: b.doc, start: b.start, end: b.end, dup_doc, dup_start, dup_end });
                 let (doc, si) = where_[i];
                 gone[doc][si] = true;
             }
@@ -951,6 +999,18 @@ mod tests {
         assert!(out.kept[1].is_empty());
         assert_eq!(out.kept[2], vec![(0, a.len())]);
         assert_eq!(out.removed.len(), 1);
+    }
+
+    #[test]
+    fn a_block_repeating_a_whole_earlier_document_goes() {
+        let file = "def total(xs):\n    return sum(x.amount for x in xs)  # in cents, always";
+        let quote = format!("The file says:\n\n{}\n\nIt sums.", file);
+        let docs = [Doc { text: file, pinned: true }, Doc { text: &quote, pinned: false }];
+        let out = dedup_documents(&docs, &GuardOptions::default()).unwrap();
+        assert_eq!(out.removed.len(), 1);
+        assert_eq!((out.removed[0].dup_doc, out.removed[0].dup_start, out.removed[0].dup_end), (0, 0, file.len()));
+        let kept: String = out.kept[1].iter().map(|&(a, b)| &quote[a..b]).collect();
+        assert_eq!(kept, "The file says:\n\nIt sums.");
     }
 
     #[test]
