@@ -441,7 +441,8 @@ impl Utf16Maps {
 /// (`similarityChars`, `minBlockChars`, `keep`, `nearDuplicate`) or empty.
 ///
 /// The output buffer holds little-endian u32s, offsets in UTF-16 units of each document:
-/// `n_docs`, then per document `n_ranges, (start, end)*` (what remains, in order); then
+/// `n_docs`, then per document `n_ranges, n_nonblank_blocks_kept, (start, end)*` (what remains, in
+/// order); then
 /// `n_removed, (doc, start, end, dup_doc, dup_start, dup_end)*`.
 #[no_mangle]
 pub extern "C" fn dw_guard_dedup(text_ptr: *const u8, text_len: usize, docs_ptr: *const u8, docs_count: usize, opts_ptr: *const u8, opts_len: usize) -> i32 {
@@ -480,6 +481,7 @@ pub extern "C" fn dw_guard_dedup(text_ptr: *const u8, text_len: usize, docs_ptr:
         let mut words: Vec<u32> = vec![out.kept.len() as u32];
         for (d, ranges) in out.kept.iter().enumerate() {
             words.push(ranges.len() as u32);
+            words.push(out.kept_blocks[d] as u32);
             for &(a, b) in ranges {
                 words.push(maps.get(d, a));
                 words.push(maps.get(d, b));
@@ -551,7 +553,7 @@ mod guard_tests {
         assert_eq!(st, 0);
         let a16 = a.encode_utf16().count() as u32;
         // doc 0 whole; doc 1 keeps "new"; one removal pointing at doc 0.
-        assert_eq!(words(), vec![2, 1, 0, a16, 1, a16 + 1, a16 + 4, 1, 1, 0, a16, 0, 0, a16]);
+        assert_eq!(words(), vec![2, 1, 1, 0, a16, 1, 1, a16 + 1, a16 + 4, 1, 1, 0, a16, 0, 0, a16]);
     }
 
     #[test]

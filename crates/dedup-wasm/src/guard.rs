@@ -391,6 +391,7 @@ pub fn split_text(text: &str) -> (Option<SplitMode>, Vec<Seg>) {
 
 // ---- comparison ----------------------------------------------------------------------------------
 
+#[derive(Clone)]
 struct BlockInfo {
     doc: usize,
     start: usize,
@@ -767,6 +768,8 @@ pub struct DedupOutcome {
     pub kept: Vec<Vec<(usize, usize)>>,
     /// Removed blocks in document order.
     pub removed: Vec<Removed>,
+    /// For each document, how many non-blank blocks remain (0: all of its text was repeats).
+    pub kept_blocks: Vec<usize>,
 }
 
 /// Removes repeated blocks across `docs` (in order): see the module docs.
@@ -778,13 +781,16 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         .map(|d| split_text(d.text).1)
         .collect();
     let mut removed: Vec<Removed> = Vec::new();
+    // Block facts survive passes: only blocks of re-split documents are new.
+    let mut infos: DetMap<(usize, usize, usize), BlockInfo> = DetMap::default();
     for _ in 0..MAX_PASSES {
         let mut blocks = Vec::new();
         let mut where_: Vec<(usize, usize)> = Vec::new(); // (doc, seg index)
         for (d, list) in segs.iter().enumerate() {
             for (si, s) in list.iter().enumerate() {
                 if s.block {
-                    blocks.push(block_info(texts[d], d, s.start, s.end, docs[d].pinned, opts.similarity_chars));
+                    let info = infos.entry((d, s.start, s.end)).or_insert_with(|| block_info(texts[d], d, s.start, s.end, docs[d].pinned, opts.similarity_chars));
+                    blocks.push(info.clone());
                     where_.push((d, si));
                 }
             }
@@ -848,6 +854,11 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         r.dup_end = t.2;
     }
     removed.sort_by_key(|r| (r.doc, r.start, r.end));
+    let kept_blocks = segs
+        .iter()
+        .enumerate()
+        .map(|(d, list)| list.iter().filter(|g| g.block && !texts[d][g.start..g.end].trim().is_empty()).count())
+        .collect();
     let kept = segs
         .iter()
         .map(|list| {
@@ -864,7 +875,7 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
             ranges
         })
         .collect();
-    Ok(DedupOutcome { kept, removed })
+    Ok(DedupOutcome { kept, removed, kept_blocks })
 }
 
 /// Cleans one text (convenience over [`dedup_documents`]): the cleaned text and the removed blocks.

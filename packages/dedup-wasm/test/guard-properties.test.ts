@@ -129,9 +129,10 @@ function checkAll(text: string, opts: DeduplicateOptions): void {
       i++;
     }
   } else {
-    // The text collapsed to one block and was split further: its pieces are still input text, in order.
+    // The text collapsed to one block (split further, or not at all): the content of each of its
+    // blocks is still input text, in order.
     let pos = 0;
-    for (const ob of outBlocks) {
+    for (const ob of outBlocks.map((b) => b.trim()).filter((b) => b.length > 0)) {
       const found = text.indexOf(ob, pos);
       expect(found, JSON.stringify(ob)).toBeGreaterThanOrEqual(0);
       pos = found + ob.length;

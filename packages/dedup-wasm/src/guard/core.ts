@@ -28,6 +28,8 @@ export interface CoreRemoval {
 export interface CoreOutcome {
   /** Per document: flat `[start, end, start, end, …]` of what remains, in order. */
   kept: number[][];
+  /** Per document: non-blank blocks that remain (0 when all of its text was repeats). */
+  keptBlocks: number[];
   removals: CoreRemoval[];
 }
 
@@ -101,8 +103,10 @@ function decode(w: Uint32Array): CoreOutcome {
   const next = (): number => w[i++] ?? 0;
   const nDocs = next();
   const kept: number[][] = [];
+  const keptBlocks: number[] = [];
   for (let d = 0; d < nDocs; d++) {
     const n = next();
+    keptBlocks.push(next());
     const ranges: number[] = new Array<number>(n * 2);
     for (let k = 0; k < n * 2; k++) ranges[k] = next();
     kept.push(ranges);
@@ -112,7 +116,7 @@ function decode(w: Uint32Array): CoreOutcome {
   for (let r = 0; r < nRemoved; r++) {
     removals.push({ doc: next(), start: next(), end: next(), dupDoc: next(), dupStart: next(), dupEnd: next() });
   }
-  return { kept, removals };
+  return { kept, keptBlocks, removals };
 }
 
 /** The text that remains of `text` given its flat kept ranges. */

@@ -142,7 +142,7 @@ export function dedupMessages<M extends ChatMessage>(messages: readonly M[], opt
   const json = strictGuardOptionsJson(options);
   const docs = collectDocs(messages);
   const originalChars = docs.reduce((n, d) => n + d.text.length, 0);
-  const { kept, removals } = runGuard(docs.map((d): CoreDoc => ({ text: d.text, pinned: d.pinned })), json);
+  const { kept, keptBlocks, removals } = runGuard(docs.map((d): CoreDoc => ({ text: d.text, pinned: d.pinned })), json);
 
   const cleaned = docs.map((d, k) => (d.pinned ? d.text : applyKept(d.text, kept[k] ?? [])));
   const docsOf = new Map<number, number[]>();
@@ -158,7 +158,7 @@ export function dedupMessages<M extends ChatMessage>(messages: readonly M[], opt
   const dropped: number[] = [];
   const emptied = (i: number): boolean => {
     const ks = docsOf.get(i) ?? [];
-    return ks.length > 0 && ks.every((k) => isBlank(cleaned[k]!)) && ks.some((k) => !isBlank(docs[k]!.text));
+    return ks.length > 0 && ks.every((k) => keptBlocks[k] === 0) && ks.some((k) => !isBlank(docs[k]!.text));
   };
   // Would the message be left with no content at all?
   const nothingLeft = (m: ChatMessage): boolean =>
@@ -193,18 +193,23 @@ export function dedupMessages<M extends ChatMessage>(messages: readonly M[], opt
     const ks = docsOf.get(i) ?? [];
     if (typeof m.content === 'string') {
       const text = cleaned[ks[0]!]!;
-      const gone = isBlank(text) && !isBlank(m.content);
+      const gone = keptBlocks[ks[0]!] === 0 && !isBlank(m.content);
       out.push({ ...m, content: gone ? null : text });
       return;
     }
     // Array content: rewrite text parts, drop the ones whose text was all repeats.
     const byPart = new Map<number, string>();
-    for (const k of ks) if (docs[k]!.innerPart === undefined && !docs[k]!.pinned) byPart.set(docs[k]!.part!, cleaned[k]!);
+    const emptiedPart = new Set<number>();
+    for (const k of ks) {
+      if (docs[k]!.innerPart !== undefined || docs[k]!.pinned) continue;
+      byPart.set(docs[k]!.part!, cleaned[k]!);
+      if (keptBlocks[k] === 0 && !isBlank(docs[k]!.text)) emptiedPart.add(docs[k]!.part!);
+    }
     const parts: unknown[] = [];
     (m.content as readonly unknown[]).forEach((p, j) => {
       const t = byPart.get(j);
       if (t === undefined || !isTextPart(p)) parts.push(p);
-      else if (!(isBlank(t) && !isBlank(p.text))) parts.push(t === p.text ? p : { ...p, text: t });
+      else if (!emptiedPart.has(j)) parts.push(t === p.text ? p : { ...p, text: t });
     });
     out.push({ ...m, content: parts });
   });
