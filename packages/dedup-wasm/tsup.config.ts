@@ -8,6 +8,8 @@ export default defineConfig([
     dts: true,
     sourcemap: true,
     clean: true,
+    // Shared code (the wasm loader, errors) goes to chunks in both formats, so a subpath entry and
+    // the root use one initialized core and the same error classes (tsup splits CJS too with this).
     splitting: true,
     target: 'es2022',
     // `import.meta.url` locates the packaged .wasm; tsup shims it in the CJS build.
