@@ -3,14 +3,15 @@ import { defineConfig } from 'tsup';
 // One entry per public subpath; the CLI is a separate, executable entry.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts' },
+    entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts', guard: 'src/guard/index.ts' },
     format: ['esm', 'cjs'],
-    // Subpath entries share the root's chunks (one wasm instance, one initDedupWasm) in both formats.
-    splitting: true,
     external: ['ai'],
     dts: true,
     sourcemap: true,
     clean: true,
+    // Shared code (the wasm loader, errors) goes to chunks in both formats, so a subpath entry and
+    // the root use one initialized core and the same error classes (tsup splits CJS too with this).
+    splitting: true,
     target: 'es2022',
     // `import.meta.url` locates the packaged .wasm; tsup shims it in the CJS build.
     shims: true,

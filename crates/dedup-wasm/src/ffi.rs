@@ -70,7 +70,7 @@ fn fail(e: &DedupError) -> i32 {
         DedupError::InvalidSetting { field, rule, value } => ("invalid_setting", *field, *rule, value.clone()),
         DedupError::InvalidArgument { field, rule, value } => ("invalid_argument", *field, *rule, value.clone()),
     };
-    let type_rules = ["must be a number", "must be an object", "has no field of this name", "must be valid UTF-8", "must be a known handle"];
+    let type_rules = ["must be a number", "must be a string", "must be an object", "has no field of this name", "must be valid UTF-8", "must be a known handle"];
     let class = if type_rules.contains(&rule) { "type" } else { "range" };
     ok_json(&json!({"kind": kind, "field": field, "rule": rule, "value": value, "message": e.to_string(), "errorClass": class}));
     -1
@@ -473,6 +473,237 @@ pub extern "C" fn dw_toolcalls_free(handle: u32) -> i32 {
 #[no_mangle]
 pub extern "C" fn dw_toolcalls_count() -> u32 {
     TOOL_MONITORS.with(|s| s.borrow().map.len() as u32)
+}
+
+// ---- guard -------------------------------------------------------------------------------------
+
+/// Borrows `len` raw bytes at `ptr`.
+fn read_bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 || ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: as in `read_str`: the host wrote `len` bytes at `ptr` and keeps them alive for the call.
+    unsafe { std::slice::from_raw_parts(ptr, len) }
+}
+
+fn le_u32(bytes: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([bytes[i * 4], bytes[i * 4 + 1], bytes[i * 4 + 2], bytes[i * 4 + 3]])
+}
+
+fn set_out_u32(words: &[u32]) {
+    let mut bytes = Vec::with_capacity(words.len() * 4);
+    for w in words {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    set_out(bytes);
+}
+
+/// UTF-16 units of a run of whole UTF-8 chars: one per char, two for 4-byte chars. Counts eight
+/// bytes at a time: continuation bytes (`10xxxxxx`) add nothing, 4-byte leads (`11110xxx`) add two.
+fn utf16_len(bytes: &[u8]) -> u32 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let mut units = 0u32;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        let cont = (w >> 7) & !(w >> 6) & LOW;
+        let lead4 = (w >> 7) & (w >> 6) & (w >> 5) & (w >> 4) & LOW;
+        units += 8 - cont.count_ones() + lead4.count_ones();
+    }
+    for &b in chunks.remainder() {
+        units += u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0);
+    }
+    units
+}
+
+/// UTF-16 offsets of sorted, deduplicated byte offsets (char boundaries) of `text`.
+fn utf16_of(text: &str, sorted: &[usize]) -> Vec<u32> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(sorted.len());
+    let (mut pos, mut units) = (0usize, 0u32);
+    for &p in sorted {
+        let p = p.min(bytes.len());
+        if p > pos {
+            units += utf16_len(&bytes[pos..p]);
+            pos = p;
+        }
+        out.push(units);
+    }
+    out
+}
+
+/// Byte-to-UTF-16 offset maps, one per document, for the offsets a result mentions.
+struct Utf16Maps {
+    keys: Vec<Vec<usize>>,
+    vals: Vec<Vec<u32>>,
+}
+
+impl Utf16Maps {
+    fn new(texts: &[&str], wanted: Vec<Vec<usize>>) -> Self {
+        let mut keys = wanted;
+        let mut vals = Vec::with_capacity(keys.len());
+        for (d, k) in keys.iter_mut().enumerate() {
+            k.sort_unstable();
+            k.dedup();
+            vals.push(utf16_of(texts[d], k));
+        }
+        Utf16Maps { keys, vals }
+    }
+    fn get(&self, doc: usize, byte: usize) -> u32 {
+        match self.keys[doc].binary_search(&byte) {
+            Ok(i) => self.vals[doc][i],
+            Err(_) => 0,
+        }
+    }
+}
+
+/// Removes repeated blocks across documents. The text buffer holds the documents' UTF-8 back to
+/// back; `docs` holds `docs_count` pairs of little-endian u32 `(byte length, flags)` (flag bit 0:
+/// pinned — never changed, but its blocks count as originals). `opts` is JSON options
+/// (`similarityChars`, `minBlockChars`, `keep`, `nearDuplicate`) or empty.
+///
+/// The output buffer holds little-endian u32s, offsets in UTF-16 units of each document:
+/// `n_docs`, then per document `n_ranges, n_nonblank_blocks_kept, (start, end)*` (what remains, in
+/// order); then
+/// `n_removed, (doc, start, end, dup_doc, dup_start, dup_end)*`.
+#[no_mangle]
+pub extern "C" fn dw_guard_dedup(text_ptr: *const u8, text_len: usize, docs_ptr: *const u8, docs_count: usize, opts_ptr: *const u8, opts_len: usize) -> i32 {
+    let run = || -> Result<Vec<u32>, DedupError> {
+        let text = read_str(text_ptr, text_len, "text")?;
+        let opts = crate::guard::GuardOptions::default().merge_json(&read_json(opts_ptr, opts_len, "options")?)?;
+        let meta_len = docs_count.checked_mul(8).ok_or_else(|| DedupError::argument("docs", "must list (length, flags) per document", docs_count))?;
+        let meta = read_bytes(docs_ptr, meta_len);
+        if meta.len() != meta_len {
+            return Err(DedupError::argument("docs", "must list (length, flags) per document", docs_count));
+        }
+        let mut docs = Vec::with_capacity(docs_count);
+        let mut at = 0usize;
+        for i in 0..docs_count {
+            let len = le_u32(meta, i * 2) as usize;
+            let flags = le_u32(meta, i * 2 + 1);
+            let end = at.checked_add(len).filter(|&e| e <= text.len() && text.is_char_boundary(e));
+            let end = match end {
+                Some(e) => e,
+                None => return Err(DedupError::argument("docs", "lengths must split the text at char boundaries", len)),
+            };
+            docs.push(crate::guard::Doc { text: &text[at..end], pinned: flags & 1 == 1 });
+            at = end;
+        }
+        if at != text.len() {
+            return Err(DedupError::argument("docs", "lengths must add up to the text length", at));
+        }
+        let out = crate::guard::dedup_documents(&docs, &opts)?;
+        let texts: Vec<&str> = docs.iter().map(|d| d.text).collect();
+        let mut wanted: Vec<Vec<usize>> = out.kept.iter().map(|r| r.iter().flat_map(|&(a, b)| [a, b]).collect()).collect();
+        for r in &out.removed {
+            wanted[r.doc].extend_from_slice(&[r.start, r.end]);
+            wanted[r.dup_doc].extend_from_slice(&[r.dup_start, r.dup_end]);
+        }
+        let maps = Utf16Maps::new(&texts, wanted);
+        let mut words: Vec<u32> = vec![out.kept.len() as u32];
+        for (d, ranges) in out.kept.iter().enumerate() {
+            words.push(ranges.len() as u32);
+            words.push(out.kept_blocks[d] as u32);
+            for &(a, b) in ranges {
+                words.push(maps.get(d, a));
+                words.push(maps.get(d, b));
+            }
+        }
+        words.push(out.removed.len() as u32);
+        for r in &out.removed {
+            words.extend_from_slice(&[
+                r.doc as u32,
+                maps.get(r.doc, r.start),
+                maps.get(r.doc, r.end),
+                r.dup_doc as u32,
+                maps.get(r.dup_doc, r.dup_start),
+                maps.get(r.dup_doc, r.dup_end),
+            ]);
+        }
+        Ok(words)
+    };
+    match run() {
+        Ok(words) => {
+            set_out_u32(&words);
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// How the guard splits a text into blocks. The output buffer holds little-endian u32s: the mode
+/// (0 unsplit, 1 turns, 2 paragraphs, 3 lines), then `n_segments, (start, end, is_block)*` in
+/// UTF-16 units. Segments alternate block / separator and cover the text.
+#[no_mangle]
+pub extern "C" fn dw_guard_split(text_ptr: *const u8, text_len: usize) -> i32 {
+    let text = match read_str(text_ptr, text_len, "text") {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let (mode, segs) = crate::guard::split_text(text);
+    let maps = Utf16Maps::new(&[text], vec![segs.iter().flat_map(|s| [s.start, s.end]).collect()]);
+    let mut words = vec![
+        match mode {
+            None => 0,
+            Some(crate::guard::SplitMode::Turn) => 1,
+            Some(crate::guard::SplitMode::Paragraph) => 2,
+            Some(crate::guard::SplitMode::Line) => 3,
+        },
+        segs.len() as u32,
+    ];
+    for s in &segs {
+        words.extend_from_slice(&[maps.get(0, s.start), maps.get(0, s.end), u32::from(s.block)]);
+    }
+    set_out_u32(&words);
+    0
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+
+    fn words() -> Vec<u32> {
+        OUT.with(|o| o.borrow().chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+
+    #[test]
+    fn dedup_reports_utf16_ranges_across_documents() {
+        let a = "😀 the first document has this exactly repeated line of text";
+        let text = format!("{}{}\nnew", a, a);
+        let meta: Vec<u8> = [a.len() as u32, 0, (a.len() + 4) as u32, 0].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let st = dw_guard_dedup(text.as_ptr(), text.len(), meta.as_ptr(), 2, std::ptr::null(), 0);
+        assert_eq!(st, 0);
+        let a16 = a.encode_utf16().count() as u32;
+        // doc 0 whole; doc 1 keeps "new"; one removal pointing at doc 0.
+        assert_eq!(words(), vec![2, 1, 1, 0, a16, 1, 1, a16 + 1, a16 + 4, 1, 1, 0, a16, 0, 0, a16]);
+    }
+
+    #[test]
+    fn bad_lengths_and_options_are_errors_not_traps() {
+        let text = "héllo";
+        let meta: Vec<u8> = [2u32, 0].iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(dw_guard_dedup(text.as_ptr(), text.len(), meta.as_ptr(), 1, std::ptr::null(), 0), -1);
+        assert_eq!(dw_guard_dedup(text.as_ptr(), text.len(), meta.as_ptr(), usize::MAX, std::ptr::null(), 0), -1);
+        let meta: Vec<u8> = [text.len() as u32, 0].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let opts = br#"{"keep":"newest"}"#;
+        assert_eq!(dw_guard_dedup(text.as_ptr(), text.len(), meta.as_ptr(), 1, opts.as_ptr(), opts.len()), -1);
+        let err: Value = serde_json::from_slice(&OUT.with(|o| o.borrow().clone())).unwrap();
+        assert_eq!(err["field"], "keep");
+    }
+
+    #[test]
+    fn utf16_len_counts_units() {
+        for t in ["", "abc", "héllo wörld, 你好, 😀😀 x", "😀", "aaaaaaaaaaaaaaaaé😀你"] {
+            assert_eq!(utf16_len(t.as_bytes()) as usize, t.encode_utf16().count(), "{}", t);
+        }
+    }
+
+    #[test]
+    fn split_reports_mode_and_segments() {
+        let text = "a\n\nb";
+        assert_eq!(dw_guard_split(text.as_ptr(), text.len()), 0);
+        assert_eq!(words(), vec![2, 3, 0, 1, 1, 1, 3, 0, 3, 4, 1]);
+    }
 }
 
 /// A copy of the output buffer, for native tests of the protocol.

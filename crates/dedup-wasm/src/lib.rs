@@ -30,6 +30,7 @@
 
 mod deduplicate;
 mod error;
+mod guard;
 mod hash;
 mod ngram;
 mod novelty;
@@ -58,3 +59,4 @@ pub use similarity::text_similarity;
 pub use split_sentences::split_sentences;
 pub use tokenize::{is_cjk, tokenize};
 pub use toolcalls::{CycleCall, CycleKind, ToolCallConfig, ToolCallEvidence, ToolCallMonitor, ToolCallVerdict};
+pub use guard::{covers, dedup_documents, deduplicate_text, split_range, split_text, DedupOutcome, Doc, GuardOptions, Keep, Removed, Seg, SplitMode, DEFAULT_NEAR_DUPLICATE};

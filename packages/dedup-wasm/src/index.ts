@@ -44,3 +44,4 @@ export {
 } from './streaming.js';
 export { createLoopDetector, isCharCollapsed, type LoopDetector, type LoopHit } from './loop.js';
 export * from './adapters/index.js';
+export * from './guard/index.js';

@@ -34,6 +34,8 @@ export interface CoreExports {
   dw_toolcalls_reset(handle: number): number;
   dw_toolcalls_free(handle: number): number;
   dw_toolcalls_count(): number;
+  dw_guard_dedup(tPtr: number, tLen: number, dPtr: number, dCount: number, oPtr: number, oLen: number): number;
+  dw_guard_split(tPtr: number, tLen: number): number;
 }
 
 /** What {@link initDedupWasm} accepts: where to find the `.wasm`, or the module itself. */
