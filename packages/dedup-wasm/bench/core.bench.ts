@@ -10,14 +10,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkRepetition, createStreamingDedup, initDedupWasm } from '../dist/index.js';
 import type { BenchRow } from './run.js';
+import { locateCorpus } from '../eval/corpus.js';
 
 const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 const wasmPath = join(pkgDir, 'wasm', 'dedup_wasm.wasm');
 
-function corpusDir(): string | null {
-  const dir = process.env.DEDUP_CORPUS ?? join(pkgDir, '..', '..', '..', 'shared', 'corpus');
-  return existsSync(dir) && statSync(dir).isDirectory() ? dir : null;
-}
+const corpusDir = (): string | null => locateCorpus();
 
 /** A deterministic generator (xorshift32). */
 function rng(seed: number): () => number {

@@ -8,17 +8,15 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dedupMessages, deduplicate, initDedupWasm, type ChatMessage } from '../dist/index.js';
+import { locateCorpus } from '../eval/corpus.js';
 
 type Report = (row: { name: string; value: number; unit: string; target?: string }) => void;
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 function transcripts(): { text: string; source: string } {
-  const repo = resolve(here, '../../..');
-  const dirs = [process.env.DEDUP_CORPUS, join(repo, '../shared/corpus'), join(repo, '../../shared/corpus')]
-    .filter((d): d is string => !!d)
-    .map((d) => join(d, 'transcripts'));
-  const dir = dirs.find((d) => existsSync(d));
+  const corpus = locateCorpus();
+  const dir = corpus ? join(corpus, 'transcripts') : null;
   if (dir) {
     const files = readdirSync(dir).filter((f) => f.endsWith('.txt')).sort();
     return { text: files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n\n'), source: 'corpus' };

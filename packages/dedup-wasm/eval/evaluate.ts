@@ -4,10 +4,11 @@
  * Used by `pnpm eval` (which prints it) and by the corpus test (which enforces the floors).
  * @module
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createStreamingDedup, type LoopEvidence, type StreamAction } from '../dist/index.js';
+
+export { locateCorpus } from './corpus.js';
 
 /** The first action of each kind for one file. */
 export interface FileOutcome {
@@ -33,12 +34,6 @@ export interface FolderOutcome {
   medianAbortAt: number | null;
 }
 
-/** Where the shared corpus lives: `--corpus`, env DEDUP_CORPUS, or `../shared/corpus` beside the repo. */
-export function locateCorpus(explicit?: string): string | null {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [explicit, process.env.DEDUP_CORPUS, resolve(here, '../../../../shared/corpus')].filter(Boolean) as string[];
-  return candidates.find((c) => existsSync(join(c, 'loops'))) ?? null;
-}
 
 function median(xs: number[]): number | null {
   if (xs.length === 0) return null;

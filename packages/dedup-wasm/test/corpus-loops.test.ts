@@ -5,25 +5,14 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initDedupWasm } from '../dist/index.js';
-import { evaluateFolder, locateCorpus } from '../eval/evaluate.js';
-
-const corpus = locateCorpus();
+import { evaluateFolder } from '../eval/evaluate.js';
+import { withCorpus } from './helpers/corpus.js';
 
 beforeAll(async () => {
   await initDedupWasm();
 });
 
-if (!corpus) {
-  const reason = 'shared corpus not found (set DEDUP_CORPUS or place it at ../shared/corpus beside the repo)';
-  if (process.env.CI) {
-    it('finds the shared corpus', () => {
-      throw new Error(reason);
-    });
-  } else {
-    console.warn(`corpus-loops: ${reason}; the corpus floors were NOT checked`);
-    it.todo(`corpus floors: ${reason}`);
-  }
-} else {
+withCorpus('corpus-loops', (corpus) => {
   describe.each([4, 17, 64])('corpus at %i-char deltas', (chunk) => {
     it('aborts at least 26 of the 27 loops, early (median <= 35% of the text)', () => {
       const loops = evaluateFolder(join(corpus, 'loops'), chunk);
@@ -41,4 +30,4 @@ if (!corpus) {
       expect(aborted).toEqual([]);
     });
   });
-}
+});

@@ -6,9 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deduplicate, initDedupWasm, splitBlocks, tokenize } from '../dist/index.js';
-import { locateCorpus, norm } from './guard-helpers.js';
-
-const corpus = locateCorpus();
+import { norm } from './guard-helpers.js';
+import { withCorpus } from './helpers/corpus.js';
 
 beforeAll(async () => {
   await initDedupWasm();
@@ -20,17 +19,7 @@ function isSubsequence(needle: string[], hay: string[]): boolean {
   return i === needle.length;
 }
 
-if (!corpus) {
-  const reason = 'shared corpus not found (set DEDUP_CORPUS or place it at ../shared/corpus beside the repo)';
-  if (process.env.CI) {
-    it('finds the shared corpus', () => {
-      throw new Error(reason);
-    });
-  } else {
-    console.warn(`guard-corpus: ${reason}; the corpus checks were NOT run`);
-    it.todo(`guard corpus checks: ${reason}`);
-  }
-} else {
+withCorpus('guard-corpus', (corpus) => {
   const dir = join(corpus, 'transcripts');
   const files = readdirSync(dir).filter((f) => f.endsWith('.txt')).sort();
 
@@ -83,4 +72,4 @@ if (!corpus) {
       );
     });
   });
-}
+});

@@ -1,19 +1,6 @@
 /**
  * Shared helpers of the guard tests: the corpus location and a normalization for assertions.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-/** The shared corpus: env DEDUP_CORPUS, else `shared/corpus` beside the repo (or beside a parent). */
-export function locateCorpus(): string | null {
-  const repo = resolve(here, '../../..');
-  const candidates = [process.env.DEDUP_CORPUS, join(repo, '../shared/corpus'), join(repo, '../../shared/corpus')];
-  for (const c of candidates) if (c && existsSync(join(c, 'transcripts'))) return c;
-  return null;
-}
 
 /** The whitespace set of the core (Unicode White_Space). */
 const WS = /[\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]+/g;
