@@ -4,15 +4,14 @@
  * A TextEncoder row gives the machine's speed for comparison (shared machines vary a lot).
  * @module
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dedupMessages, deduplicate, initDedupWasm, type ChatMessage } from '../dist/index.js';
 import { locateCorpus } from '../eval/corpus.js';
 
 type Report = (row: { name: string; value: number; unit: string; target?: string }) => void;
 
-const here = dirname(fileURLToPath(import.meta.url));
 
 function transcripts(): { text: string; source: string } {
   const corpus = locateCorpus();
