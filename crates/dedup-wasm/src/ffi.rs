@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 thread_local! {
     static OUT: RefCell<Vec<u8>> = RefCell::new(Vec::new());
-    static STREAMS: RefCell<Streams> = RefCell::new(Streams { next: 1, map: BTreeMap::new() });
+    static STREAMS: RefCell<Handles<StreamSlot>> = RefCell::new(Handles::new());
 }
 
 struct StreamSlot {
@@ -51,9 +51,32 @@ fn evidence_print(check: &StreamCheck) -> u64 {
     h.finish()
 }
 
-struct Streams {
+/// Objects the host holds by handle: ids start at 1 (0 means "failed") and are never reused while
+/// the module lives, so a stale handle is an error rather than someone else's object.
+struct Handles<T> {
     next: u32,
-    map: BTreeMap<u32, StreamSlot>,
+    map: BTreeMap<u32, T>,
+}
+
+impl<T> Handles<T> {
+    fn new() -> Self {
+        Handles { next: 1, map: BTreeMap::new() }
+    }
+
+    fn insert(&mut self, value: T) -> u32 {
+        let id = self.next;
+        self.next = self.next.checked_add(1).unwrap_or(1).max(1);
+        self.map.insert(id, value);
+        id
+    }
+}
+
+/// Runs `f` on the object behind `handle` in the table `table`, or reports an unknown handle.
+fn with_handle<T: 'static, R>(table: &'static std::thread::LocalKey<RefCell<Handles<T>>>, handle: u32, f: impl FnOnce(&mut T) -> R) -> Result<R, DedupError> {
+    table.with(|t| match t.borrow_mut().map.get_mut(&handle) {
+        Some(v) => Ok(f(v)),
+        None => Err(DedupError::argument("handle", "must be a known handle", handle)),
+    })
 }
 
 fn set_out(bytes: Vec<u8>) {
@@ -254,13 +277,7 @@ pub extern "C" fn dw_is_char_collapsed(text_ptr: *const u8, text_len: usize, cfg
 pub extern "C" fn dw_stream_new(settings_ptr: *const u8, settings_len: usize) -> u32 {
     let made = read_json(settings_ptr, settings_len, "settings").and_then(|v| settings_from(&v)).and_then(StreamingState::new);
     match made {
-        Ok(state) => STREAMS.with(|s| {
-            let mut s = s.borrow_mut();
-            let id = s.next;
-            s.next = s.next.checked_add(1).unwrap_or(1).max(1);
-            s.map.insert(id, StreamSlot { state, last_sections: 0, last_evidence: 0 });
-            id
-        }),
+        Ok(state) => STREAMS.with(|s| s.borrow_mut().insert(StreamSlot { state, last_sections: 0, last_evidence: 0 })),
         Err(e) => {
             fail(&e);
             0
@@ -269,10 +286,7 @@ pub extern "C" fn dw_stream_new(settings_ptr: *const u8, settings_len: usize) ->
 }
 
 fn with_stream<R>(handle: u32, f: impl FnOnce(&mut StreamSlot) -> R) -> Result<R, DedupError> {
-    STREAMS.with(|s| match s.borrow_mut().map.get_mut(&handle) {
-        Some(slot) => Ok(f(slot)),
-        None => Err(DedupError::argument("handle", "must be a known handle", handle)),
-    })
+    with_handle(&STREAMS, handle, f)
 }
 
 /// Feeds a chunk to a stream (`channel` 0 = content, 1 = reasoning). Returns a packed status:
@@ -377,19 +391,12 @@ pub extern "C" fn dw_stream_count() -> u32 {
 // ---- toolcalls ---------------------------------------------------------------------------------
 
 thread_local! {
-    static TOOL_MONITORS: RefCell<ToolMonitors> = RefCell::new(ToolMonitors { next: 1, map: BTreeMap::new() });
+    static TOOL_MONITORS: RefCell<Handles<crate::ToolCallMonitor>> = RefCell::new(Handles::new());
 }
 
-struct ToolMonitors {
-    next: u32,
-    map: BTreeMap<u32, crate::ToolCallMonitor>,
-}
 
 fn with_tool_monitor<R>(handle: u32, f: impl FnOnce(&mut crate::ToolCallMonitor) -> R) -> Result<R, DedupError> {
-    TOOL_MONITORS.with(|s| match s.borrow_mut().map.get_mut(&handle) {
-        Some(m) => Ok(f(m)),
-        None => Err(DedupError::argument("handle", "must be a known handle", handle)),
-    })
+    with_handle(&TOOL_MONITORS, handle, f)
 }
 
 /// Creates a tool-call monitor from options JSON (null or an object of overrides); returns its
@@ -403,13 +410,7 @@ pub extern "C" fn dw_toolcalls_new(cfg_ptr: *const u8, cfg_len: usize) -> u32 {
     match made {
         Ok(m) => {
             ok_json(&serde_json::to_value(m.config()).unwrap_or(Value::Null));
-            TOOL_MONITORS.with(|s| {
-                let mut s = s.borrow_mut();
-                let id = s.next;
-                s.next = s.next.checked_add(1).unwrap_or(1).max(1);
-                s.map.insert(id, m);
-                id
-            })
+            TOOL_MONITORS.with(|s| s.borrow_mut().insert(m))
         }
         Err(e) => {
             fail(&e);
