@@ -5,6 +5,7 @@
 import { DedupWasmTrapError } from './errors.js';
 import { putString, readJson, release, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
 import { epoch, type CoreExports } from './wasm/loader.js';
+import { handleRegistry, type CoreSlot } from './wasm/handles.js';
 import { requireString, type RepeatedSection } from './repetition.js';
 import { settingsArgument, type SettingsOrPreset } from './settings.js';
 
@@ -61,18 +62,9 @@ export interface StreamingDedup extends Disposable {
 
 const ACTIONS: readonly StreamAction[] = ['none', 'steer', 'abort'];
 
-interface Slot {
-  handle: number;
-  epoch: number;
-}
+type Slot = CoreSlot;
 
-const registry = new FinalizationRegistry<Slot>((slot) => {
-  try {
-    if (slot.epoch === epoch()) call((x) => x.dw_stream_free(slot.handle));
-  } catch {
-    // The module is gone or was replaced; nothing to free.
-  }
-});
+const registry = handleRegistry((x, handle) => x.dw_stream_free(handle));
 
 /** Bits of the status `dw_stream_feed` returns (see ffi.rs). */
 const REPEATED = 4;

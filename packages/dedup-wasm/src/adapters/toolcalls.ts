@@ -7,6 +7,7 @@
 import { DedupTypeError, DedupWasmTrapError } from '../errors.js';
 import { call, readJson, throwCoreError, toCoreJson, withStrings } from '../wasm/abi.js';
 import { epoch } from '../wasm/loader.js';
+import { handleRegistry, type CoreSlot } from '../wasm/handles.js';
 
 /** Thresholds of {@link createToolCallMonitor}; every field is optional. */
 export interface ToolCallMonitorOptions {
@@ -99,18 +100,9 @@ export interface ToolCallMonitor extends Disposable {
   dispose(): void;
 }
 
-interface Slot {
-  handle: number;
-  epoch: number;
-}
+type Slot = CoreSlot;
 
-const registry = new FinalizationRegistry<Slot>((slot) => {
-  try {
-    if (slot.epoch === epoch()) call((x) => x.dw_toolcalls_free(slot.handle));
-  } catch {
-    // The module is gone or was replaced; nothing to free.
-  }
-});
+const registry = handleRegistry((x, handle) => x.dw_toolcalls_free(handle));
 
 const OPTION_KEYS = new Set(Object.keys(TOOL_CALL_DEFAULTS));
 
