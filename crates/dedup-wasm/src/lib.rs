@@ -31,6 +31,9 @@
 mod deduplicate;
 mod error;
 mod hash;
+mod hnsw;
+mod lexical_embed;
+mod memory_text;
 mod ngram;
 mod novelty;
 mod period;
@@ -42,6 +45,8 @@ mod split_sentences;
 mod table;
 mod text;
 mod tokenize;
+mod vector;
+mod vector_index;
 
 /// The wasm ABI. Compiled natively too, so its protocol is tested by `cargo test`.
 pub mod ffi;
@@ -55,3 +60,7 @@ pub use settings::DedupSettings;
 pub use similarity::text_similarity;
 pub use split_sentences::split_sentences;
 pub use tokenize::{is_cjk, tokenize};
+pub use lexical_embed::{lexical_embed, MAX_LEXICAL_DIMS};
+pub use memory_text::{memory_text_hash, normalize_memory_text};
+pub use vector::cosine_similarity;
+pub use vector_index::{IndexConfig, VectorIndex};

@@ -1,0 +1,244 @@
+//! Embedding rows and cosine similarity.
+//!
+//! Rows are stored as given (f32, in blocks so that growing never copies the whole set) with their
+//! inverse norm beside them, so `getEmbedding` returns what was added and cosine similarity costs one
+//! dot product and a multiply. Dot products use eight independent accumulators in a fixed order:
+//! the loop auto-vectorizes (SIMD where the target has it) and the result is bit-identical natively
+//! and in wasm.
+
+use crate::error::DedupError;
+
+/// Rows per storage block.
+const BLOCK_ROWS: usize = 256;
+
+/// Dot product of two equal-length slices (the shorter length is used if they differ).
+#[inline]
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ta, tb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for j in 0..8 {
+            acc[j] += x[j] * y[j];
+        }
+    }
+    let mut tail = 0f32;
+    for (x, y) in ta.iter().zip(tb) {
+        tail += x * y;
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// Checks that `v` is a usable embedding of dimension `dim` and returns its inverse L2 norm.
+pub(crate) fn inverse_norm(v: &[f32], dim: usize) -> Result<f32, DedupError> {
+    if v.len() != dim {
+        return Err(DedupError::argument("embedding", "must have the index's dimension", format!("{} values, index dimension {}", v.len(), dim)));
+    }
+    let mut sum = 0f64;
+    for (i, &x) in v.iter().enumerate() {
+        if !x.is_finite() {
+            return Err(DedupError::argument("embedding", "must contain only finite numbers", format!("{} at position {}", x, i)));
+        }
+        sum += f64::from(x) * f64::from(x);
+    }
+    let inv = 1.0 / sum.sqrt();
+    if sum == 0.0 || !inv.is_finite() || !(inv as f32).is_finite() {
+        return Err(DedupError::argument("embedding", "must not be the zero vector", "a vector of norm 0"));
+    }
+    Ok(inv as f32)
+}
+
+/// Cosine similarity of two vectors of the same dimension, each validated as an embedding.
+///
+/// ```
+/// let s = dedup_wasm::cosine_similarity(&[1.0, 0.0], &[1.0, 1.0]).unwrap();
+/// assert!((s - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+/// assert!(dedup_wasm::cosine_similarity(&[0.0, 0.0], &[1.0, 0.0]).is_err());
+/// ```
+pub fn cosine_similarity(a: &[f32], b: &[f32]) -> Result<f32, DedupError> {
+    let ia = inverse_norm(a, a.len())?;
+    let ib = inverse_norm(b, a.len())?;
+    Ok(clamp_score(dot(a, b) * ia * ib))
+}
+
+#[inline]
+pub(crate) fn clamp_score(s: f32) -> f32 {
+    s.max(-1.0).min(1.0)
+}
+
+/// Scales `v` to unit length with a precomputed inverse norm.
+pub(crate) fn unit(v: &[f32], inv: f32) -> Vec<f32> {
+    v.iter().map(|x| x * inv).collect()
+}
+
+/// Append-only storage of rows of one dimension. Row numbers are dense and never reused; a removed
+/// row is only marked dead (the owner compacts when it pays).
+pub(crate) struct Rows {
+    dim: usize,
+    blocks: Vec<Vec<f32>>,
+    inv: Vec<f32>,
+    live: Vec<bool>,
+    live_count: usize,
+}
+
+impl Rows {
+    pub(crate) fn new(dim: usize) -> Self {
+        Rows { dim, blocks: Vec::new(), inv: Vec::new(), live: Vec::new(), live_count: 0 }
+    }
+
+    /// Rows ever pushed (live and dead).
+    pub(crate) fn len(&self) -> usize {
+        self.inv.len()
+    }
+
+    pub(crate) fn live_count(&self) -> usize {
+        self.live_count
+    }
+
+    pub(crate) fn is_live(&self, r: u32) -> bool {
+        self.live.get(r as usize).copied().unwrap_or(false)
+    }
+
+    /// Appends a validated row with its inverse norm; returns its row number.
+    pub(crate) fn push(&mut self, v: &[f32], inv: f32) -> u32 {
+        let r = self.inv.len();
+        if r % BLOCK_ROWS == 0 {
+            self.blocks.push(Vec::with_capacity(BLOCK_ROWS * self.dim));
+        }
+        if let Some(b) = self.blocks.last_mut() {
+            b.extend_from_slice(v);
+        }
+        self.inv.push(inv);
+        self.live.push(true);
+        self.live_count += 1;
+        r as u32
+    }
+
+    /// Marks a row dead; false when it was already dead or never existed.
+    pub(crate) fn kill(&mut self, r: u32) -> bool {
+        match self.live.get_mut(r as usize) {
+            Some(l) if *l => {
+                *l = false;
+                self.live_count -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn row(&self, r: u32) -> &[f32] {
+        let r = r as usize;
+        let off = (r % BLOCK_ROWS) * self.dim;
+        &self.blocks[r / BLOCK_ROWS][off..off + self.dim]
+    }
+
+    #[inline]
+    pub(crate) fn inv(&self, r: u32) -> f32 {
+        self.inv[r as usize]
+    }
+
+    /// Cosine similarity of a unit-length query and row `r`.
+    #[inline]
+    pub(crate) fn score_unit(&self, q: &[f32], r: u32) -> f32 {
+        clamp_score(dot(q, self.row(r)) * self.inv(r as u32))
+    }
+
+    /// Cosine similarity of two rows.
+    #[inline]
+    pub(crate) fn score_rows(&self, a: u32, b: u32) -> f32 {
+        clamp_score(dot(self.row(a), self.row(b)) * self.inv(a) * self.inv(b))
+    }
+
+    /// Row `r` scaled to unit length.
+    pub(crate) fn unit_row(&self, r: u32) -> Vec<f32> {
+        unit(self.row(r), self.inv(r))
+    }
+}
+
+/// The `k` best `(score, row)` pairs seen, best first; ties go to the lower row number.
+pub(crate) struct TopK {
+    k: usize,
+    items: Vec<(f32, u32)>,
+}
+
+impl TopK {
+    pub(crate) fn new(k: usize) -> Self {
+        TopK { k, items: Vec::with_capacity(k + 1) }
+    }
+
+    #[inline]
+    pub(crate) fn floor(&self) -> f32 {
+        if self.items.len() < self.k {
+            f32::NEG_INFINITY
+        } else {
+            self.items.last().map_or(f32::NEG_INFINITY, |x| x.0)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn offer(&mut self, score: f32, row: u32) {
+        if self.k == 0 || (self.items.len() >= self.k && score <= self.floor()) {
+            return;
+        }
+        let pos = self.items.iter().position(|&(s, r)| score > s || (score == s && row < r)).unwrap_or(self.items.len());
+        self.items.insert(pos, (score, row));
+        self.items.truncate(self.k);
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<(f32, u32)> {
+        self.items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_naive_sum_for_every_length() {
+        for n in 0..40 {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - naive).abs() < 1e-4, "n={}", n);
+        }
+    }
+
+    #[test]
+    fn bad_vectors_are_rejected_with_the_rule() {
+        assert!(inverse_norm(&[1.0, 2.0], 3).unwrap_err().to_string().contains("dimension"));
+        assert!(inverse_norm(&[0.0, 0.0, 0.0], 3).unwrap_err().to_string().contains("zero"));
+        assert!(inverse_norm(&[f32::NAN, 1.0, 0.0], 3).unwrap_err().to_string().contains("finite"));
+        assert!(inverse_norm(&[f32::INFINITY, 1.0, 0.0], 3).is_err());
+        assert!(inverse_norm(&[1e-45, 0.0, 0.0], 3).is_err());
+        assert!(inverse_norm(&[3.0e38, 3.0e38, 0.0], 3).is_ok());
+    }
+
+    #[test]
+    fn rows_score_as_cosine_and_survive_many_blocks() {
+        let mut rows = Rows::new(3);
+        for i in 0..600 {
+            let v = [1.0 + i as f32, 2.0, 0.5];
+            let inv = inverse_norm(&v, 3).unwrap();
+            assert_eq!(rows.push(&v, inv), i as u32);
+        }
+        assert_eq!(rows.row(599), &[600.0, 2.0, 0.5]);
+        assert!((rows.score_rows(5, 5) - 1.0).abs() < 1e-6);
+        assert!(rows.kill(3));
+        assert!(!rows.kill(3));
+        assert_eq!(rows.live_count(), 599);
+    }
+
+    #[test]
+    fn topk_keeps_the_best_in_order() {
+        let mut t = TopK::new(3);
+        for (s, r) in [(0.1, 0), (0.9, 1), (0.5, 2), (0.9, 3), (0.2, 4)] {
+            t.offer(s, r);
+        }
+        assert_eq!(t.into_vec(), vec![(0.9, 1), (0.9, 3), (0.5, 2)]);
+    }
+}
