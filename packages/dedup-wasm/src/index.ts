@@ -43,3 +43,4 @@ export {
   type StreamingDedup,
 } from './streaming.js';
 export { createLoopDetector, isCharCollapsed, type LoopDetector, type LoopHit } from './loop.js';
+export * from './memory/index.js';
