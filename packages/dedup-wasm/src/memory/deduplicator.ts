@@ -404,9 +404,15 @@ export function createDeduplicator(options?: DedupOptions): MemoryDedup {
     if (ownIndex) return { index: ownIndex, transient: false };
     const index = new IdVectorIndex();
     const items: Array<{ id: string; vector: Float32Array }> = [];
-    for (const id of mirror.keys()) {
-      const v = await storedEmbedding(id);
-      if (v) items.push({ id, vector: v });
+    if (typeof store.allEmbeddings === 'function') {
+      for (const { id, embedding } of await store.allEmbeddings()) {
+        if (mirror.has(id)) items.push({ id, vector: toEmbedding(embedding, 'embedding', dim ?? undefined) });
+      }
+    } else {
+      for (const id of mirror.keys()) {
+        const v = await storedEmbedding(id);
+        if (v) items.push({ id, vector: v });
+      }
     }
     index.setMany(items);
     return { index, transient: true };

@@ -70,6 +70,7 @@ export interface StoreMatch {
  *   `keep-newest` / `keep-oldest`).
  * - `search`, when present, answers k-nearest-neighbor queries by cosine similarity from the
  *   store's own index; without it the deduplicator keeps a wasm index of the store's embeddings.
+ * - `allEmbeddings`, when present, returns every embedding in one call.
  */
 export interface StoreBackend {
   add(entry: MemoryEntry, embedding: EmbeddingVector, hash: string): MaybePromise<void>;
@@ -82,6 +83,8 @@ export interface StoreBackend {
   clear(): MaybePromise<void>;
   /** Optional: the `k` stored entries most similar to `embedding`, best first. */
   search?(embedding: Float32Array, k: number): MaybePromise<StoreMatch[]>;
+  /** Optional: every stored embedding at once (sweep and compact use it instead of one `getEmbedding` per entry). */
+  allEmbeddings?(): MaybePromise<Array<{ id: string; embedding: EmbeddingVector }>>;
 }
 
 /** Options of `createDeduplicator`. */
