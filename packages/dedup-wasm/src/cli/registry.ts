@@ -4,6 +4,7 @@
  */
 import { checkCommand } from './commands/check.js';
 import { loopCommand } from './commands/loop.js';
+import { memoryCommand } from './commands/memory.js';
 
 /** A subcommand: parses its own arguments, returns the exit code. */
 export interface Command {
@@ -14,6 +15,7 @@ export interface Command {
 export const commands: Record<string, Command> = {
   loop: loopCommand,
   check: checkCommand,
+  memory: memoryCommand,
 };
 
 export function usage(): string {

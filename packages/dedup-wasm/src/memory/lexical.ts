@@ -5,7 +5,6 @@
 import { DedupRangeError } from '../errors.js';
 import { initDedupWasm } from '../wasm/loader.js';
 import { lexicalEmbed } from './core.js';
-import type { Embedder } from './types.js';
 
 /** Options of {@link createLexicalEmbedder}. */
 export interface LexicalEmbedderOptions {
@@ -14,13 +13,13 @@ export interface LexicalEmbedderOptions {
 }
 
 /** A lexical embedder: callable, with `embedMany` and its dimension. */
-export type LexicalEmbedder = Embedder & {
+export interface LexicalEmbedder {
   (text: string): Promise<Float32Array>;
   embedMany(texts: string[]): Promise<Float32Array[]>;
   /** Synchronous form (the wasm must be initialized). */
   embedSync(text: string): Float32Array;
   readonly dims: number;
-};
+}
 
 /**
  * Creates the lexical embedder: words, word pairs and character trigrams of the normalized text
