@@ -407,7 +407,7 @@ fn threshold_arg(t: f64) -> Result<f32, DedupError> {
 }
 
 /// Creates a vector index of dimension `dim`; 0 for any other parameter means its default
-/// (graph above 1,024 vectors, m 16, ef_construction 100, ef_search 64). Returns a handle (> 0),
+/// (graph above 1,024 vectors, m 24, ef_construction 64, ef_search 64). Returns a handle (> 0),
 /// or 0 with an error in the output buffer.
 #[no_mangle]
 pub extern "C" fn dw_index_new(dim: u32, ann_threshold: u32, m: u32, ef_construction: u32, ef_search: u32) -> u32 {
@@ -659,4 +659,79 @@ pub extern "C" fn dw_index_add_search(handle: u32, ptr: *const u8, len: usize, k
         })
     });
     r.unwrap_or_else(|e| fail(&e))
+}
+
+#[cfg(test)]
+mod memory_ffi_tests {
+    use super::*;
+
+    fn out() -> Vec<u8> {
+        OUT.with(|o| o.borrow().clone())
+    }
+
+    fn put(v: &[f32]) -> (*mut u8, usize) {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let p = dw_alloc(bytes.len());
+        // SAFETY: `p` holds `bytes.len()` writable bytes from `dw_alloc`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        (p, bytes.len())
+    }
+
+    #[test]
+    fn index_round_trip_through_raw_f32() {
+        let h = dw_index_new(3, 0, 0, 0, 0);
+        assert!(h > 0);
+        let (a, al) = put(&[1.0, 0.0, 0.0]);
+        let (b, bl) = put(&[0.0, 2.0, 0.0]);
+        assert_eq!(dw_index_add(h, a, al), 0);
+        assert_eq!(dw_index_add(h, b, bl), 1);
+        assert_eq!(dw_index_search(h, a, al, 5), 2);
+        let o = out();
+        assert_eq!(u32::from_le_bytes([o[0], o[1], o[2], o[3]]), 0);
+        assert_eq!(f32::from_le_bytes([o[4], o[5], o[6], o[7]]), 1.0);
+        assert_eq!(dw_index_get(h, 1), 3);
+        assert_eq!(out(), [0f32, 2.0, 0.0].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        assert_eq!(dw_index_remove(h, 1), 1);
+        assert_eq!(dw_index_remove(h, 1), 0);
+        assert_eq!(dw_index_len(h), 1);
+        dw_free(a, al);
+        dw_free(b, bl);
+        assert_eq!(dw_index_free(h), 0);
+        assert_eq!(dw_index_len(h), -1);
+    }
+
+    #[test]
+    fn bad_vectors_and_handles_are_errors_not_traps() {
+        let h = dw_index_new(2, 0, 0, 0, 0);
+        let (z, zl) = put(&[0.0, 0.0]);
+        assert_eq!(dw_index_add(h, z, zl), -1);
+        assert!(String::from_utf8(out()).unwrap().contains("zero vector"));
+        let (w, wl) = put(&[1.0, 0.0, 0.0]);
+        assert_eq!(dw_index_add(h, w, wl), -1);
+        assert!(String::from_utf8(out()).unwrap().contains("dimension"));
+        assert_eq!(dw_index_add(h, w, 5), -1);
+        assert_eq!(dw_index_search(9999, w, wl, 1), -1);
+        assert_eq!(dw_index_pairs(h, f64::NAN), -1);
+        assert_eq!(dw_index_new(0, 0, 0, 0, 0), 0);
+        assert_eq!(dw_index_add_many(h, w, 8, 2), -1);
+        assert_eq!(dw_index_len(h), 0);
+        dw_free(z, zl);
+        dw_free(w, wl);
+        dw_index_free(h);
+    }
+
+    #[test]
+    fn normalize_and_embed_exports() {
+        let text = "User LIKES coffee.";
+        let p = dw_alloc(text.len());
+        // SAFETY: `p` holds `text.len()` writable bytes from `dw_alloc`.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len()) };
+        assert_eq!(dw_memory_normalize(p, text.len()), 0);
+        let o = String::from_utf8(out()).unwrap();
+        assert_eq!(&o[32..], "user likes coffee");
+        assert_eq!(dw_lexical_embed(p, text.len(), 16), 16);
+        assert_eq!(out().len(), 64);
+        assert_eq!(dw_lexical_embed(p, text.len(), 0), -1);
+        dw_free(p, text.len());
+    }
 }

@@ -23,9 +23,10 @@ pub struct IndexConfig {
 }
 
 impl IndexConfig {
-    /// Defaults for a dimension: graph above 1,024 vectors, m = 16, ef 64 / 64.
+    /// Defaults for a dimension: graph above 1,024 vectors, m = 24, ef 64 / 64 (recall@1 >= 0.98
+    /// for near-duplicate queries on 100k random 384-dim vectors, the hardest case for a graph).
     pub fn new(dim: usize) -> Self {
-        IndexConfig { dim, ann_threshold: 1024, m: 16, ef_construction: 64, ef_search: 64 }
+        IndexConfig { dim, ann_threshold: 1024, m: 24, ef_construction: 64, ef_search: 64 }
     }
 
     fn validate(&self) -> Result<(), DedupError> {

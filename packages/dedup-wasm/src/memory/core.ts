@@ -114,7 +114,7 @@ export interface VectorIndexOptions {
    * `Infinity` keeps search exact at any size.
    */
   annThreshold?: number;
-  /** HNSW links per node on upper levels, 2..64 (default 16; level 0 keeps twice as many). */
+  /** HNSW links per node on upper levels, 2..64 (default 24; level 0 keeps twice as many). */
   m?: number;
   /** HNSW beam width while inserting, 1..4096 (default 64). */
   efConstruction?: number;

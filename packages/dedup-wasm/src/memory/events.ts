@@ -7,6 +7,7 @@ import type { DedupEvents } from './types.js';
 
 const NAMES: ReadonlyArray<keyof DedupEvents> = ['duplicate-found', 'merged', 'evicted', 'added'];
 
+/** Handlers per event; `emit` calls them in registration order. */
 export class Emitter {
   private readonly handlers = new Map<keyof DedupEvents, Set<(p: never) => void>>();
 

@@ -19,6 +19,7 @@ export interface Reservation {
   matches: IdMatch[];
 }
 
+/** A wasm vector index keyed by string ids; created on the first vector (its dimension is fixed then). */
 export class IdVectorIndex {
   private index: WasmVectorIndex | null = null;
   private dimension: number | null = null;
