@@ -10,7 +10,7 @@
 //! ranked exactly; the approximation is only in which nodes get visited.
 
 use crate::hash::{mix64, DetMap};
-use crate::vector::Rows;
+use crate::vector::{Query, Rows};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -162,8 +162,9 @@ impl Hnsw {
         self.visit_mark
     }
 
-    /// Beam search on one level from `entry`; returns up to `ef` nodes, best first.
-    fn search_level(&mut self, rows: &Rows, q: &[f32], entry: &[(f32, u32)], ef: usize, level: u8) -> Vec<(f32, u32)> {
+    /// Beam search on one level from `entry`, walking on approximate (i8) scores; returns up to
+    /// `ef` nodes re-ranked by their exact cosine, best first.
+    fn search_level(&mut self, rows: &Rows, q: &Query, entry: &[(f32, u32)], ef: usize, level: u8) -> Vec<(f32, u32)> {
         let mark = self.next_mark();
         let mut candidates: BinaryHeap<Scored> = BinaryHeap::new();
         let mut best: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::new();
@@ -190,7 +191,7 @@ impl Hnsw {
                     continue;
                 }
                 self.visited[nb as usize] = mark;
-                let sc = rows.score_unit(q, nb);
+                let sc = rows.approx_query(q, nb);
                 let floor = best.peek().map_or(f32::NEG_INFINITY, |r| (r.0).0);
                 if best.len() < ef || sc > floor {
                     candidates.push(Scored(sc, nb));
@@ -201,22 +202,22 @@ impl Hnsw {
                 }
             }
         }
-        let mut out: Vec<(f32, u32)> = best.into_iter().map(|r| ((r.0).0, (r.0).1)).collect();
+        let mut out: Vec<(f32, u32)> = best.into_iter().map(|r| (rows.score_unit(&q.unit, (r.0).1), (r.0).1)).collect();
         out.sort_by(|a, b| Scored(b.0, b.1).cmp(&Scored(a.0, a.1)));
         out
     }
 
     /// Greedy descent through the upper levels down to `stop` (exclusive); returns the entry for it.
-    fn descend(&self, rows: &Rows, q: &[f32], stop: u8) -> Option<(f32, u32)> {
+    fn descend(&self, rows: &Rows, q: &Query, stop: u8) -> Option<(f32, u32)> {
         let mut ep = self.entry?;
-        let mut cur = rows.score_unit(q, ep);
+        let mut cur = rows.approx_query(q, ep);
         let mut level = self.max_level;
         while level > stop {
             let mut changed = true;
             while changed {
                 changed = false;
                 for l in self.links(ep, level) {
-                    let s = rows.score_unit(q, l.node);
+                    let s = rows.approx_query(q, l.node);
                     if s > cur || (s == cur && l.node < ep) {
                         cur = s;
                         ep = l.node;
@@ -239,7 +240,7 @@ impl Hnsw {
             if chosen.len() >= m {
                 break;
             }
-            let diverse = chosen.iter().all(|r| rows.score_rows(c, r.node) < s);
+            let diverse = chosen.iter().all(|r| rows.approx_rows(c, r.node) < s);
             if diverse {
                 chosen.push(Link { node: c, score: s });
             } else {
@@ -258,7 +259,9 @@ impl Hnsw {
     /// Inserts row `node` (rows must be inserted in increasing row order, each once). Returns the
     /// nodes the level-0 insertion search found, best first (the new node excluded): the best
     /// matches of the new vector, for free.
-    pub(crate) fn insert(&mut self, rows: &Rows, node: u32) -> Vec<(f32, u32)> {
+    /// `ef` is the beam width of the insertion search.
+    pub(crate) fn insert(&mut self, rows: &Rows, node: u32, ef: usize) -> Vec<(f32, u32)> {
+        let ef = ef.max(self.p.m);
         let level = self.level_for(node);
         let n = node as usize;
         if self.levels.len() <= n {
@@ -270,7 +273,7 @@ impl Hnsw {
         if level > 0 {
             self.upper.insert(node, vec![Vec::new(); level as usize]);
         }
-        let q = rows.unit_row(node);
+        let q = Query::new(rows.unit_row(node));
         let mut ep = match self.descend(rows, &q, level) {
             Some(e) => e,
             None => {
@@ -283,7 +286,7 @@ impl Hnsw {
         let mut l = top;
         let found;
         loop {
-            let cands = self.search_level(rows, &q, &[ep], self.p.ef_construction, l);
+            let cands = self.search_level(rows, &q, &[ep], ef, l);
             let cands: Vec<(f32, u32)> = cands.into_iter().filter(|&(_, c)| c != node).collect();
             let chosen = self.select(rows, &cands, self.p.m);
             self.set_links(node, l, &chosen);
@@ -307,7 +310,7 @@ impl Hnsw {
     }
 
     /// Up to `ef` nodes nearest to the unit-length query `q`, best first, exactly scored.
-    pub(crate) fn search(&mut self, rows: &Rows, q: &[f32], ef: usize) -> Vec<(f32, u32)> {
+    pub(crate) fn search(&mut self, rows: &Rows, q: &Query, ef: usize) -> Vec<(f32, u32)> {
         match self.descend(rows, q, 0) {
             Some(ep) => self.search_level(rows, q, &[ep], ef.max(1), 0),
             None => Vec::new(),
@@ -335,11 +338,11 @@ mod tests {
         let rows = pseudo_rows(800, 24);
         let mut g = Hnsw::new(HnswParams { m: 12, ef_construction: 64 });
         for r in 0..800 {
-            g.insert(&rows, r);
+            g.insert(&rows, r, 64);
         }
         let mut hits = 0;
         for r in 0..800u32 {
-            let q = rows.unit_row(r);
+            let q = Query::new(rows.unit_row(r));
             if g.search(&rows, &q, 32).first().map(|x| x.1) == Some(r) {
                 hits += 1;
             }
@@ -353,7 +356,7 @@ mod tests {
         let build = || {
             let mut g = Hnsw::new(HnswParams { m: 8, ef_construction: 32 });
             for r in 0..300 {
-                g.insert(&rows, r);
+                g.insert(&rows, r, 64);
             }
             (0..300u32).map(|r| g.links0(r).iter().map(|l| l.node).collect::<Vec<_>>()).collect::<Vec<_>>()
         };
@@ -365,7 +368,7 @@ mod tests {
         let rows = pseudo_rows(200, 16);
         let mut g = Hnsw::new(HnswParams { m: 6, ef_construction: 24 });
         for r in 0..200 {
-            g.insert(&rows, r);
+            g.insert(&rows, r, 64);
         }
         for r in 0..200u32 {
             for l in g.links0(r) {

@@ -156,6 +156,18 @@ describe('normalization and the exact tier', () => {
     expect(again.hashMatch).not.toBe(true);
     expect(d.size()).toBe(2);
   });
+  it('a store that keeps stale hashes (as the seed example does) cannot cause a false exact match', async () => {
+    const store = new AsyncMapStore();
+    const d = createDeduplicator({ store, embedder: tableEmbedder({}) });
+    await d.add({ id: 'x', content: 'User likes green tea' });
+    await d.add({ id: 'x', content: 'Deploys run on Fridays' });
+    const oldHash = normalizeMemoryText('User likes green tea').hash;
+    expect(await store.getHash(oldHash)).toBe('x'); // stale in the store
+    const r = await d.add({ id: 'y', content: 'user likes green tea' });
+    expect(r.hashMatch).not.toBe(true);
+    expect(r.classification).toBe('unique');
+    expect(d.getEntries().map((e) => e.content)).toEqual(['Deploys run on Fridays', 'user likes green tea']);
+  });
 });
 
 describe('concurrency and failures', () => {

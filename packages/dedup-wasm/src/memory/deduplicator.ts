@@ -3,7 +3,7 @@
  * merge policy) over a pluggable store, with serialized mutations and rollback.
  * @module
  */
-import { DedupRangeError } from '../errors.js';
+import { DedupRangeError, DedupTypeError } from '../errors.js';
 import { initDedupWasm } from '../wasm/loader.js';
 import { cosineSimilarity, normalizeMemoryText, toEmbedding, type NormalizedText } from './core.js';
 import { Emitter } from './events.js';
@@ -536,7 +536,7 @@ export function createDeduplicator(options?: DedupOptions): MemoryDedup {
       return serial(() => addOne(entry));
     },
     addBatch(entries) {
-      if (!Array.isArray(entries)) throw new DedupRangeError('entries', 'must be an array of entries');
+      if (!Array.isArray(entries)) throw new DedupTypeError('entries', 'must be an array of entries');
       entries.forEach((e, i) => validateEntry(e, `entries[${i}]`));
       return serial(async () => {
         const t0 = now();
@@ -557,7 +557,7 @@ export function createDeduplicator(options?: DedupOptions): MemoryDedup {
       return [...mirror.values()].sort((a, b) => a.seq - b.seq).map((s) => s.entry);
     },
     remove(id) {
-      if (typeof id !== 'string') throw new DedupRangeError('id', 'must be a string');
+      if (typeof id !== 'string') throw new DedupTypeError('id', 'must be a string');
       return serial(() =>
         transact(async (tx, events) => {
           const prev = await tx.remove(id);

@@ -165,7 +165,7 @@ export interface DedupStats {
   exactDuplicates: number;
   /** Semantic duplicates detected by `add()` / `addBatch()`. */
   semanticDuplicates: number;
-  /** Entries added as unique. */
+  /** Entries added because they were not duplicates (tiers `unique` and `related`). */
   uniqueEntries: number;
   /** Cumulative processing time of add, addBatch, sweep and compact (ms). */
   durationMs?: number;
@@ -233,7 +233,10 @@ export interface SweepOptions {
 
 /** A deduplicator (see `createDeduplicator`). */
 export interface MemoryDedup {
-  /** Classifies an entry against the index without changing anything (stats included). */
+  /**
+   * Classifies an entry against the index without changing anything (stats included). An entry
+   * whose id is already stored is compared with the other entries, as `add()` would.
+   */
   check(entry: MemoryEntry): Promise<DedupResult>;
   /** Adds an entry, resolving a duplicate with the merge policy. Mutations run one at a time. */
   add(entry: MemoryEntry): Promise<AddResult>;
