@@ -32,7 +32,33 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
+/// Dot product of two i8 code vectors, accumulated exactly in i32 (simd128: widen to i16 and use
+/// the i16 dot-product instruction; integer sums are exact, so the result equals the scalar one).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline]
+pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    use core::arch::wasm32::{i16x8_extend_high_i8x16, i16x8_extend_low_i8x16, i32x4_add, i32x4_dot_i16x8, i32x4_extract_lane, i32x4_splat, i8x16};
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = i32x4_splat(0);
+    let ca = a.chunks_exact(16);
+    let cb = b.chunks_exact(16);
+    let (ta, tb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        let vx = i8x16(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]);
+        let vy = i8x16(y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7], y[8], y[9], y[10], y[11], y[12], y[13], y[14], y[15]);
+        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_low_i8x16(vx), i16x8_extend_low_i8x16(vy)));
+        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(vx), i16x8_extend_high_i8x16(vy)));
+    }
+    let mut sum = i32x4_extract_lane::<0>(acc) + i32x4_extract_lane::<1>(acc) + i32x4_extract_lane::<2>(acc) + i32x4_extract_lane::<3>(acc);
+    for (x, y) in ta.iter().zip(tb) {
+        sum += i32::from(*x) * i32::from(*y);
+    }
+    sum
+}
+
 /// Dot product of two i8 code vectors, accumulated exactly in i32 (sixteen lanes, fixed order).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline]
 pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let n = a.len().min(b.len());
