@@ -3,7 +3,7 @@ import { defineConfig } from 'tsup';
 // One entry per public subpath; the CLI is a separate, executable entry.
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts', guard: 'src/guard/index.ts' },
+    entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts', guard: 'src/guard/index.ts', memory: 'src/memory/index.ts', lancedb: 'src/lancedb/index.ts' },
     format: ['esm', 'cjs'],
     external: ['ai'],
     dts: true,

@@ -32,6 +32,9 @@ mod deduplicate;
 mod error;
 mod guard;
 mod hash;
+mod hnsw;
+mod lexical_embed;
+mod memory_text;
 mod ngram;
 mod novelty;
 mod period;
@@ -45,6 +48,8 @@ mod text;
 mod tokenize;
 mod toolcalls;
 mod window_stats;
+mod vector;
+mod vector_index;
 
 /// The wasm ABI. Compiled natively too, so its protocol is tested by `cargo test`.
 pub mod ffi;
@@ -60,3 +65,7 @@ pub use split_sentences::split_sentences;
 pub use tokenize::{is_cjk, tokenize};
 pub use toolcalls::{CycleCall, CycleKind, ToolCallConfig, ToolCallEvidence, ToolCallMonitor, ToolCallVerdict};
 pub use guard::{covers, dedup_documents, deduplicate_text, split_range, split_text, DedupOutcome, Doc, GuardOptions, Keep, Removed, Seg, SplitMode, DEFAULT_NEAR_DUPLICATE};
+pub use lexical_embed::{lexical_embed, MAX_LEXICAL_DIMS};
+pub use memory_text::{memory_text_hash, normalize_memory_text};
+pub use vector::cosine_similarity;
+pub use vector_index::{IndexConfig, VectorIndex};

@@ -45,3 +45,4 @@ export {
 export { createLoopDetector, isCharCollapsed, type LoopDetector, type LoopHit } from './loop.js';
 export * from './adapters/index.js';
 export * from './guard/index.js';
+export * from './memory/index.js';

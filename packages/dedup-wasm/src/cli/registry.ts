@@ -5,6 +5,7 @@
 import { checkCommand } from './commands/check.js';
 import { loopCommand } from './commands/loop.js';
 import { guardCommand } from './commands/guard.js';
+import { memoryCommand } from './commands/memory.js';
 
 /** A subcommand: parses its own arguments, returns the exit code. */
 export interface Command {
@@ -16,6 +17,7 @@ export const commands: Record<string, Command> = {
   loop: loopCommand,
   check: checkCommand,
   guard: guardCommand,
+  memory: memoryCommand,
 };
 
 export function usage(): string {

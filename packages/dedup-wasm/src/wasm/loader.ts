@@ -36,6 +36,23 @@ export interface CoreExports {
   dw_toolcalls_count(): number;
   dw_guard_dedup(tPtr: number, tLen: number, dPtr: number, dCount: number, oPtr: number, oLen: number): number;
   dw_guard_split(tPtr: number, tLen: number): number;
+  dw_index_new(dim: number, annThreshold: number, m: number, efConstruction: number, efSearch: number): number;
+  dw_index_add(handle: number, ptr: number, len: number): number;
+  dw_index_add_many(handle: number, ptr: number, len: number, count: number): number;
+  dw_index_add_search(handle: number, ptr: number, len: number, k: number): number;
+  dw_index_remove(handle: number, key: number): number;
+  dw_index_get(handle: number, key: number): number;
+  dw_index_search(handle: number, ptr: number, len: number, k: number): number;
+  dw_index_score(handle: number, a: number, b: number): number;
+  dw_index_pairs(handle: number, threshold: number): number;
+  dw_index_clusters(handle: number, threshold: number): number;
+  dw_index_len(handle: number): number;
+  dw_index_clear(handle: number): number;
+  dw_index_free(handle: number): number;
+  dw_index_count(): number;
+  dw_vector_cosine(aPtr: number, aLen: number, bPtr: number, bLen: number): number;
+  dw_memory_normalize(ptr: number, len: number): number;
+  dw_lexical_embed(ptr: number, len: number, dims: number): number;
 }
 
 /** What {@link initDedupWasm} accepts: where to find the `.wasm`, or the module itself. */
