@@ -712,12 +712,7 @@ mod guard_tests {
 use crate::vector_index::{IndexConfig, VectorIndex};
 
 thread_local! {
-    static INDEXES: RefCell<Indexes> = RefCell::new(Indexes { next: 1, map: BTreeMap::new() });
-}
-
-struct Indexes {
-    next: u32,
-    map: BTreeMap<u32, VectorIndex>,
+    static INDEXES: RefCell<Handles<VectorIndex>> = RefCell::new(Handles::new());
 }
 
 /// Reads `len` bytes at `ptr` as little-endian f32 values (any alignment).
@@ -746,10 +741,7 @@ fn f32s_to_out(values: &[f32]) {
 }
 
 fn with_index<R>(handle: u32, f: impl FnOnce(&mut VectorIndex) -> Result<R, DedupError>) -> Result<R, DedupError> {
-    INDEXES.with(|s| match s.borrow_mut().map.get_mut(&handle) {
-        Some(idx) => f(idx),
-        None => Err(DedupError::argument("handle", "must be a known handle", handle)),
-    })
+    with_handle(&INDEXES, handle, f).and_then(|r| r)
 }
 
 fn threshold_arg(t: f64) -> Result<f32, DedupError> {
@@ -775,13 +767,7 @@ pub extern "C" fn dw_index_new(dim: u32, ann_threshold: u32, m: u32, ef_construc
         ef_search: pick(ef_search, d.ef_search),
     };
     match VectorIndex::new(cfg) {
-        Ok(idx) => INDEXES.with(|s| {
-            let mut s = s.borrow_mut();
-            let id = s.next;
-            s.next = s.next.checked_add(1).unwrap_or(1).max(1);
-            s.map.insert(id, idx);
-            id
-        }),
+        Ok(idx) => INDEXES.with(|s| s.borrow_mut().insert(idx)),
         Err(e) => {
             fail(&e);
             0

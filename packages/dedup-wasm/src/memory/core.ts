@@ -7,6 +7,7 @@
 import { DedupRangeError, DedupTypeError, DedupWasmTrapError } from '../errors.js';
 import { call, readOut, release, throwCoreError, withStrings, type Input } from '../wasm/abi.js';
 import { epoch, type CoreExports } from '../wasm/loader.js';
+import { handleRegistry } from '../wasm/handles.js';
 
 /** A text after normalization for the exact tier, with its hash. */
 export interface NormalizedText {
@@ -137,13 +138,7 @@ function intOption(v: number | undefined, field: string, min: number, max: numbe
   return v;
 }
 
-const registry = new FinalizationRegistry<{ handle: number; epoch: number }>((slot) => {
-  try {
-    if (slot.epoch === epoch()) call((x) => x.dw_index_free(slot.handle));
-  } catch {
-    // The core is gone or was replaced; nothing to free.
-  }
-});
+const registry = handleRegistry((x, handle) => x.dw_index_free(handle));
 
 function readMatches(buf: ArrayBuffer, offset: number, count: number): KeyMatch[] {
   const dv = new DataView(buf);
