@@ -456,6 +456,11 @@ export function createDeduplicator(options?: DedupOptions): MemoryDedup {
     } finally {
       if (view.transient) view.index.clear();
     }
+    return finishScan(result, t0);
+  }
+
+  /** Fills the counts and timing every scan result reports. */
+  function finishScan<R extends SweepResult>(result: R, t0: number): R {
     result.duplicateCount = result.duplicatePairs.length;
     result.evictedCount = result.evictedIds.length;
     result.durationMs = now() - t0;
@@ -515,11 +520,7 @@ export function createDeduplicator(options?: DedupOptions): MemoryDedup {
     } finally {
       if (view.transient) view.index.clear();
     }
-    result.duplicateCount = result.duplicatePairs.length;
-    result.evictedCount = result.evictedIds.length;
-    result.durationMs = now() - t0;
-    counters.durationMs += result.durationMs;
-    return result;
+    return finishScan(result, t0);
   }
 
   // ---- the public object ---------------------------------------------------------------------
