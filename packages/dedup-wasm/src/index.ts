@@ -5,7 +5,8 @@
  * - **input**: `dedup-wasm/guard`
  * - **memory**: `dedup-wasm/memory`
  *
- * Call `await initDedupWasm()` once; everything else is synchronous.
+ * Call `await initDedupWasm()` once; the detection calls are then synchronous (memory dedup is async
+ * because embedders are).
  * @packageDocumentation
  */
 export { initDedupWasm, isDedupWasmReady, type WasmSource } from './wasm/loader.js';
