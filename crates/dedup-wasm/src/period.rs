@@ -32,7 +32,7 @@ use crate::error::DedupError;
 use crate::hash::{DetSet, SeqHasher};
 use crate::ngram::{Chain, NgramPass};
 use crate::novelty::{Gain, Novelty};
-use crate::settings::{count_field, float_field, kind_of};
+use crate::settings::{count_field, float_field, overrides_object};
 use crate::text::{NormStream, SourceSpan};
 use crate::window_stats::WindowStats;
 use serde::{Deserialize, Serialize};
@@ -177,10 +177,9 @@ impl LoopConfig {
 
     /// Applies a partial JSON object (camelCase names) over `self`, then validates.
     pub fn merge_json(mut self, overrides: &Value) -> Result<Self, DedupError> {
-        let obj = match overrides {
-            Value::Object(m) => m,
-            Value::Null => return self.validate().map(|_| self),
-            other => return Err(DedupError::argument("loop", "must be an object", kind_of(other))),
+        let obj = match overrides_object(overrides, "loop")? {
+            Some(m) => m,
+            None => return self.validate().map(|_| self),
         };
         for (key, value) in obj {
             let mut known = false;

@@ -127,10 +127,9 @@ impl DedupSettings {
     /// Numbers may also arrive as the strings "NaN", "Infinity" or "-Infinity" (JSON has no such
     /// numbers), so that a host's NaN is reported as NaN rather than as a type error.
     pub fn merge_json(mut self, overrides: &Value) -> Result<Self, DedupError> {
-        let obj = match overrides {
-            Value::Object(m) => m,
-            Value::Null => return self.validate().map(|_| self),
-            other => return Err(DedupError::argument("settings", "must be an object", kind_of(other))),
+        let obj = match overrides_object(overrides, "settings")? {
+            Some(m) => m,
+            None => return self.validate().map(|_| self),
         };
         for (key, value) in obj {
             match key.as_str() {
@@ -156,6 +155,16 @@ impl DedupSettings {
 
 fn unknown_field(key: &str) -> DedupError {
     DedupError::argument("settings", "has no field of this name", key)
+}
+
+/// The object of a JSON overrides argument: `Some` for an object, `None` for null (no overrides), and
+/// an error naming `field` for anything else.
+pub(crate) fn overrides_object<'a>(v: &'a Value, field: &'static str) -> Result<Option<&'a serde_json::Map<String, Value>>, DedupError> {
+    match v {
+        Value::Object(m) => Ok(Some(m)),
+        Value::Null => Ok(None),
+        other => Err(DedupError::argument(field, "must be an object", kind_of(other))),
+    }
 }
 
 pub(crate) fn kind_of(v: &Value) -> &'static str {

@@ -22,7 +22,7 @@
 use crate::error::DedupError;
 use crate::hash::SeqHasher;
 use crate::period::Severity;
-use crate::settings::{count_field, kind_of};
+use crate::settings::{count_field, kind_of, overrides_object};
 use crate::StreamAction;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -106,10 +106,9 @@ impl ToolCallConfig {
 
     /// Applies a partial JSON object (camelCase names) over `self`, then validates.
     pub fn merge_json(mut self, overrides: &Value) -> Result<Self, DedupError> {
-        let obj = match overrides {
-            Value::Object(m) => m,
-            Value::Null => return self.validate().map(|_| self),
-            other => return Err(DedupError::argument("options", "must be an object", kind_of(other))),
+        let obj = match overrides_object(overrides, "options")? {
+            Some(m) => m,
+            None => return self.validate().map(|_| self),
         };
         for (key, value) in obj {
             match key.as_str() {
