@@ -191,6 +191,9 @@ impl Detector {
     #[inline]
     fn push_char(&mut self, c: char) {
         self.chars += 1;
+        if self.text.drops_next() {
+            self.rules.settle(&self.text);
+        }
         // The splitter sees the char first: a sentence it completes does not include this char's tokens.
         if self.sentences.push_char(c, &mut self.pairs) && !self.pairs.is_empty() {
             self.take_pairs();
@@ -376,8 +379,8 @@ impl Detector {
     /// (however reworded), or it says (almost) nothing new.
     pub(crate) fn steer_evidence(&self) -> Option<LoopEvidence> {
         let pos = self.text.end();
-        if let Some(e) = self.rules.soft(pos) {
-            return Some(e.clone());
+        if let Some(e) = self.rules.soft(&self.text, pos) {
+            return Some(e);
         }
         let window = self.settings.loop_rules.window_chars as u64;
         let recent = self.last_evidence_at.map_or(false, |at| at + window >= pos);

@@ -279,18 +279,30 @@ pub(crate) struct LoopRules {
     /// (read off the n-gram index), and how many of the window's flags are set.
     recycled: Vec<bool>,
     recycled_count: usize,
+    recycled_slot: usize,
     /// Normalized sentences of the window (hash, end position), for `sentence-recycle`.
     sentences: VecDeque<(u64, u64)>,
     sentence_hasher: SeqHasher,
     sentence_has_content: bool,
-    /// Position from which the current exact/near-exact chain was already judged (avoids rescans).
-    judged_unit: Option<(u64, u64, UnitClass)>,
+    /// Class of the unit of the two matches judged last (start, period, class): the exact segment and
+    /// the near-exact chain around it are judged in turn on every char, and each keeps its class
+    /// rather than rescanning its unit.
+    judged_unit: [Option<(u64, u64, UnitClass)>; 2],
     /// A chain (start, first period) whose repeats already said something new: it can only say more
     /// as it grows, so it is not judged again.
     disqualified: Option<(u64, u64)>,
     verdict: Option<LoopEvidence>,
-    soft: Option<LoopEvidence>,
+    soft: Option<SoftFinding>,
     soft_until: u64,
+}
+
+/// The latest steer-level finding. A unit repeated back to back is re-judged on every char it grows
+/// by, so its evidence is kept as the chain and built only when someone asks for it (once per chunk
+/// at most), or before the text it quotes could be dropped ([`LoopRules::settle`]).
+#[derive(Clone)]
+enum SoftFinding {
+    Ready(LoopEvidence),
+    RepeatedUnit { chain: Chain, pos: u64, numbers_only: bool },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -342,10 +354,11 @@ impl LoopRules {
             window_active: false,
             recycled: vec![false; cfg.window_chars.max(1)],
             recycled_count: 0,
+            recycled_slot: 0,
             sentences: VecDeque::new(),
             sentence_hasher: SeqHasher::new(),
             sentence_has_content: false,
-            judged_unit: None,
+            judged_unit: [None, None],
             disqualified: None,
             verdict: None,
             soft: None,
@@ -362,12 +375,27 @@ impl LoopRules {
     }
 
     /// The most recent steer-level finding, while it is fresh (within a window of its firing).
-    pub(crate) fn soft(&self, pos: u64) -> Option<&LoopEvidence> {
-        if pos <= self.soft_until {
-            self.soft.as_ref()
-        } else {
-            None
+    pub(crate) fn soft(&self, text: &NormStream, pos: u64) -> Option<LoopEvidence> {
+        if pos > self.soft_until {
+            return None;
         }
+        match self.soft.as_ref()? {
+            SoftFinding::Ready(e) => Some(e.clone()),
+            SoftFinding::RepeatedUnit { chain, pos, numbers_only } => Some(self.repeated_unit_evidence(text, chain, *pos, *numbers_only)),
+        }
+    }
+
+    /// Builds a pending finding now: the text it quotes is about to be dropped.
+    pub(crate) fn settle(&mut self, text: &NormStream) {
+        if let Some(SoftFinding::RepeatedUnit { chain, pos, numbers_only }) = self.soft {
+            self.soft = Some(SoftFinding::Ready(self.repeated_unit_evidence(text, &chain, pos, numbers_only)));
+        }
+    }
+
+    fn repeated_unit_evidence(&self, text: &NormStream, c: &Chain, pos: u64, numbers_only: bool) -> LoopEvidence {
+        let what = if numbers_only { "changing only numbers" } else { "without new information" };
+        let detail = format!("{} chars repeat a unit of {} chars back to back {}", c.len(), c.period.max(1), what);
+        self.chain_evidence(text, "repeated-unit", detail, Severity::Steer, c, pos)
     }
 
     pub(crate) fn latch(&mut self, e: LoopEvidence) {
@@ -379,7 +407,10 @@ impl LoopRules {
     /// Processes the normalized char at `pos` after the n-gram pass has seen it.
     pub(crate) fn on_char(&mut self, text: &NormStream, pos: u64, ch: u32, ngram: &NgramPass) {
         let recycled = ngram.last_distance().map_or(false, |d| d < self.cfg.window_chars as u64);
-        let slot = (pos % self.recycled.len() as u64) as usize;
+        // Positions arrive one by one from 0, so the ring slot just advances (no division per char).
+        let slot = self.recycled_slot;
+        self.recycled_slot = if slot + 1 == self.recycled.len() { 0 } else { slot + 1 };
+        debug_assert_eq!(slot as u64, pos % self.recycled.len() as u64);
         self.recycled_count = self.recycled_count + usize::from(recycled) - usize::from(self.recycled[slot]);
         self.recycled[slot] = recycled;
         if self.window_active {
@@ -485,14 +516,15 @@ impl LoopRules {
         }
         // The unit is the last period of the original; it only needs classifying once per chain.
         let unit = (c.end - period, c.end);
-        let class = match self.judged_unit {
-            Some((s, d, class)) if s == c.start && d == period => class,
-            _ => {
+        let cached = self.judged_unit.iter().flatten().find(|(s, d, _)| *s == c.start && *d == period).map(|e| e.2);
+        let class = match cached {
+            Some(class) => class,
+            None => {
                 if unit.0 < text.base() {
                     return false;
                 }
                 let class = classify_unit(text, unit.0, unit.1);
-                self.judged_unit = Some((c.start, period, class));
+                self.judged_unit = [Some((c.start, period, class)), self.judged_unit[0]];
                 class
             }
         };
@@ -505,9 +537,7 @@ impl LoopRules {
         // Steer on a unit repeated back to back that adds nothing but, perhaps, a changed number.
         let silent_but_numbers = self.novelty.at_most_since(Gain::NumbersMasked, c.start + 1, 1);
         if silent_but_numbers && back_to_back && class != UnitClass::Separator {
-            let what = if repeats_silent { "without new information" } else { "changing only numbers" };
-            let detail = format!("{} chars repeat a unit of {} chars back to back {}", c.len(), period, what);
-            self.soft = Some(self.chain_evidence(text, "repeated-unit", detail, Severity::Steer, &c, pos));
+            self.soft = Some(SoftFinding::RepeatedUnit { chain: c, pos, numbers_only: !repeats_silent });
             self.soft_until = pos + WINDOW_EVAL_EVERY;
         }
         if !later_copies_silent {
@@ -608,7 +638,7 @@ impl LoopRules {
         }
         if let Some((rule, detail)) = soft {
             let e = self.evidence(text, &rule, detail, Severity::Steer, from, (pos + 1 - 40.min(window), pos + 1), pos);
-            self.soft = Some(e);
+            self.soft = Some(SoftFinding::Ready(e));
             self.soft_until = pos + WINDOW_EVAL_EVERY;
         }
     }

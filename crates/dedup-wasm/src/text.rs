@@ -80,6 +80,12 @@ impl NormStream {
         self.entries[(pos - self.base) as usize].ch
     }
 
+    /// True when the next char appended drops the oldest chars (amortized: once every `retain / 2`).
+    #[inline]
+    pub(crate) fn drops_next(&self) -> bool {
+        self.entries.len() >= self.compact_at
+    }
+
     /// Source position just past everything consumed so far.
     pub(crate) fn consumed(&self) -> SourcePos {
         self.consumed
