@@ -69,6 +69,9 @@ pub(crate) struct NgramPass {
     /// Gram hash of each of the last DENSE_WINDOW positions, to delete them from `dense` as they expire.
     ring: Vec<u64>,
     sparse: PosTable,
+    /// Next position whose gram goes into the sparse index (a multiple of `step`; kept so the hot
+    /// path needs no division).
+    next_sparse: u64,
     open: Option<Segment>,
     chain: Option<Chain>,
     /// Distance back to the previous occurrence of the gram ending at the last position (None when
@@ -99,6 +102,7 @@ impl NgramPass {
             dense: PosTable::with_capacity(DENSE_WINDOW as usize),
             ring: vec![0; DENSE_WINDOW as usize],
             sparse: PosTable::with_capacity(1024),
+            next_sparse: 0,
             open: None,
             chain: None,
             last_distance: None,
@@ -207,8 +211,11 @@ impl NgramPass {
             self.dense.remove_if(self.ring[slot], expired);
         }
         self.ring[slot] = g;
-        if pos % self.step == 0 {
-            self.sparse.insert(g, pos);
+        if pos >= self.next_sparse {
+            if pos == self.next_sparse {
+                self.sparse.insert(g, pos);
+            }
+            self.next_sparse = (pos / self.step + 1) * self.step;
         }
         self.dense.insert(g, pos)
     }

@@ -45,6 +45,9 @@ fn dot_is_internal(prev: Option<char>, word: &str, next: Option<char>) -> bool {
             return true;
         }
     }
+    if word.is_ascii() {
+        return ABBREVIATIONS.iter().any(|a| a.eq_ignore_ascii_case(word));
+    }
     let lower = word.to_lowercase();
     ABBREVIATIONS.iter().any(|a| *a == lower)
 }
@@ -60,6 +63,32 @@ pub(crate) struct SentenceEnd {
 /// Longest word kept for the abbreviation test (longer words are no abbreviation).
 const MAX_WORD_BYTES: usize = 16;
 
+/// The word before a dot, kept inline: pushing a char must not allocate.
+#[derive(Clone, Copy, Default)]
+struct Word {
+    bytes: [u8; MAX_WORD_BYTES],
+    len: usize,
+}
+
+impl Word {
+    /// Appends `c` when it fits; returns false when it does not.
+    #[inline]
+    fn push(&mut self, c: char) -> bool {
+        let n = c.len_utf8();
+        if self.len + n > MAX_WORD_BYTES {
+            return false;
+        }
+        c.encode_utf8(&mut self.bytes[self.len..self.len + n]);
+        self.len += n;
+        true
+    }
+
+    fn as_str(&self) -> &str {
+        // Only whole chars are ever pushed, so the bytes are valid UTF-8.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
 /// Splits a stream of chars into sentences as they complete, keeping no text but the current word.
 /// The decision about a '.' waits for the next char, and a terminator swallows following terminators
 /// and closing quotes, so the result does not depend on how the text was chunked.
@@ -71,11 +100,11 @@ pub(crate) struct SentenceSplitter {
     last_end: SourcePos,
     bytes: usize,
     /// The run of letters, digits and dots ending at the last char, and the char before it.
-    word: String,
+    word: Word,
     word_overflow: bool,
     prev: Option<char>,
     /// A '.' is the last char and awaits the next one to be judged: the char and word before it.
-    dot_waiting: Option<(Option<char>, String)>,
+    dot_waiting: Option<(Option<char>, Word)>,
     /// A terminator was seen; closers and further terminators still join this sentence.
     closing: bool,
     /// Sentences longer than this are cut (a stream without punctuation must not grow without bound).
@@ -89,7 +118,7 @@ impl SentenceSplitter {
             first: None,
             last_end: SourcePos::default(),
             bytes: 0,
-            word: String::new(),
+            word: Word::default(),
             word_overflow: false,
             prev: None,
             dot_waiting: None,
@@ -102,7 +131,7 @@ impl SentenceSplitter {
     pub(crate) fn push(&mut self, c: char) -> Option<SentenceEnd> {
         let mut done = None;
         if let Some((prev, word)) = self.dot_waiting.take() {
-            if !dot_is_internal(prev, &word, Some(c)) {
+            if !dot_is_internal(prev, word.as_str(), Some(c)) {
                 self.closing = true;
             }
         }
@@ -115,7 +144,7 @@ impl SentenceSplitter {
             done = self.take();
         }
         if c == '.' {
-            let word = if self.word_overflow { String::new() } else { self.word.clone() };
+            let word = if self.word_overflow { Word::default() } else { self.word };
             self.dot_waiting = Some((self.prev, word));
         }
         self.append(c);
@@ -149,13 +178,11 @@ impl SentenceSplitter {
             self.last_end = self.at;
         }
         if c.is_alphanumeric() || c == '.' {
-            if self.word.len() + len <= MAX_WORD_BYTES {
-                self.word.push(c);
-            } else {
+            if !self.word.push(c) {
                 self.word_overflow = true;
             }
         } else {
-            self.word.clear();
+            self.word.len = 0;
             self.word_overflow = false;
         }
         self.prev = Some(c);

@@ -7,10 +7,12 @@
 //!   that callers tolerate because every hit is verified against the text);
 //! - deletion uses backward shifting (no tombstones), so lookups stay short however long a stream runs.
 
+/// One slot: a key (0 = empty) and its value side by side, so a probe touches one cache line.
+type Slot = [u64; 2];
+
 #[derive(Clone)]
 pub(crate) struct PosTable {
-    keys: Vec<u64>,
-    vals: Vec<u64>,
+    slots: Vec<Slot>,
     len: usize,
     mask: usize,
 }
@@ -19,7 +21,7 @@ impl PosTable {
     /// A table that holds `expected` keys at a load of at most one half before growing.
     pub(crate) fn with_capacity(expected: usize) -> Self {
         let slots = (expected.max(8) * 2).next_power_of_two();
-        PosTable { keys: vec![0; slots], vals: vec![0; slots], len: 0, mask: slots - 1 }
+        PosTable { slots: vec![[0, 0]; slots], len: 0, mask: slots - 1 }
     }
 
     #[inline]
@@ -41,9 +43,9 @@ impl PosTable {
         let key = Self::norm(key);
         let mut i = (key as usize) & self.mask;
         loop {
-            let k = self.keys[i];
+            let [k, v] = self.slots[i];
             if k == key {
-                return Some(self.vals[i]);
+                return Some(v);
             }
             if k == 0 {
                 return None;
@@ -55,21 +57,20 @@ impl PosTable {
     /// Sets `key` to `val`, returning the previous value.
     #[inline]
     pub(crate) fn insert(&mut self, key: u64, val: u64) -> Option<u64> {
-        if (self.len + 1) * 2 > self.keys.len() {
+        if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let key = Self::norm(key);
         let mut i = (key as usize) & self.mask;
         loop {
-            let k = self.keys[i];
-            if k == key {
-                let old = self.vals[i];
-                self.vals[i] = val;
+            let slot = &mut self.slots[i];
+            if slot[0] == key {
+                let old = slot[1];
+                slot[1] = val;
                 return Some(old);
             }
-            if k == 0 {
-                self.keys[i] = key;
-                self.vals[i] = val;
+            if slot[0] == 0 {
+                *slot = [key, val];
                 self.len += 1;
                 return None;
             }
@@ -82,12 +83,12 @@ impl PosTable {
         let key = Self::norm(key);
         let mut i = (key as usize) & self.mask;
         loop {
-            let k = self.keys[i];
+            let [k, v] = self.slots[i];
             if k == 0 {
                 return;
             }
             if k == key {
-                if self.vals[i] != val {
+                if v != val {
                     return;
                 }
                 break;
@@ -99,7 +100,7 @@ impl PosTable {
         let mut j = i;
         loop {
             j = (j + 1) & self.mask;
-            let k = self.keys[j];
+            let k = self.slots[j][0];
             if k == 0 {
                 break;
             }
@@ -107,22 +108,20 @@ impl PosTable {
             // Move k into the hole unless its home lies cyclically in (hole, j].
             let in_range = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
             if !in_range {
-                self.keys[hole] = k;
-                self.vals[hole] = self.vals[j];
+                self.slots[hole] = self.slots[j];
                 hole = j;
             }
         }
-        self.keys[hole] = 0;
+        self.slots[hole] = [0, 0];
         self.len -= 1;
     }
 
     /// Keeps only entries whose value satisfies `keep` (used to drop positions that left a window).
     pub(crate) fn retain(&mut self, keep: impl Fn(u64) -> bool) {
-        let old_keys = std::mem::take(&mut self.keys);
-        let old_vals = std::mem::take(&mut self.vals);
-        let live = old_keys.iter().zip(&old_vals).filter(|(k, v)| **k != 0 && keep(**v)).count();
-        *self = PosTable::with_capacity(live.max(old_keys.len() / 4));
-        for (k, v) in old_keys.into_iter().zip(old_vals) {
+        let old = std::mem::take(&mut self.slots);
+        let live = old.iter().filter(|[k, v]| *k != 0 && keep(*v)).count();
+        *self = PosTable::with_capacity(live.max(old.len() / 4));
+        for [k, v] in old {
             if k != 0 && keep(v) {
                 self.insert(k, v);
             }
@@ -130,14 +129,12 @@ impl PosTable {
     }
 
     fn grow(&mut self) {
-        let old_keys = std::mem::take(&mut self.keys);
-        let old_vals = std::mem::take(&mut self.vals);
-        let slots = old_keys.len() * 2;
-        self.keys = vec![0; slots];
-        self.vals = vec![0; slots];
+        let old = std::mem::take(&mut self.slots);
+        let slots = old.len() * 2;
+        self.slots = vec![[0, 0]; slots];
         self.mask = slots - 1;
         self.len = 0;
-        for (k, v) in old_keys.into_iter().zip(old_vals) {
+        for [k, v] in old {
             if k != 0 {
                 self.insert(k, v);
             }
