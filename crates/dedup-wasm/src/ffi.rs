@@ -15,7 +15,7 @@
 //! No export panics on any input: bad UTF-8, bad JSON, bad settings and bad handles all come back as
 //! errors. (A panic would trap the instance; the TS bridge would then throw and instantiate afresh.)
 
-use crate::deduplicate::{check_sections, Section, StreamCheck, StreamingState};
+use crate::deduplicate::{check_sections, Section, SectionSource, StreamCheck, StreamingState};
 use crate::error::DedupError;
 use crate::period::LoopEvidence;
 use crate::presets::{resolve_dedup_preset, DedupPresetName};
@@ -140,15 +140,28 @@ fn settings_from(v: &Value) -> Result<DedupSettings, DedupError> {
     }
 }
 
-fn section_json(s: &Section) -> Value {
-    json!({
-        "originalStart": s.original.start.utf16,
-        "originalEnd": s.original.end.utf16,
-        "repeatStart": s.repeat.start.utf16,
-        "repeatEnd": s.repeat.end.utf16,
-        "similarity": s.similarity,
-        "source": s.source,
-    })
+/// f64 values per section in the binary section format: originalStart, originalEnd, repeatStart,
+/// repeatEnd (UTF-16 offsets), similarity, and the source (0 ngram, 1 sentence, 2 period).
+const SECTION_F64S: usize = 6;
+
+/// Writes `head` then each section as [`SECTION_F64S`] little-endian f64 to the output buffer. A
+/// result of thousands of sections crosses the boundary as one copy, with no JSON to print or parse.
+fn set_out_sections(head: &[f64], sections: &[Section]) {
+    let mut out = Vec::with_capacity((head.len() + sections.len() * SECTION_F64S) * 8);
+    for v in head {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for s in sections {
+        let source = match s.source {
+            SectionSource::Ngram => 0.0,
+            SectionSource::Sentence => 1.0,
+            SectionSource::Period => 2.0,
+        };
+        for v in [s.original.start.utf16 as f64, s.original.end.utf16 as f64, s.repeat.start.utf16 as f64, s.repeat.end.utf16 as f64, s.similarity, source] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    set_out(out);
 }
 
 fn evidence_json(e: &LoopEvidence) -> Value {
@@ -236,21 +249,20 @@ pub extern "C" fn dw_text_similarity(a_ptr: *const u8, a_len: usize, b_ptr: *con
     }
 }
 
-/// Batch check; the result JSON is `{repeated, ratio, sections}` with UTF-16 offsets.
+/// Batch check. Returns the number of sections (or -1 on error) and writes the ratio as one f64, then
+/// the sections in the binary section format (see [`set_out_sections`]).
 #[no_mangle]
 pub extern "C" fn dw_check_repetition(text_ptr: *const u8, text_len: usize, settings_ptr: *const u8, settings_len: usize) -> i32 {
-    let run = || -> Result<Value, DedupError> {
+    let run = || -> Result<(Vec<Section>, f64), DedupError> {
         let text = read_str(text_ptr, text_len, "text")?;
         let settings = settings_from(&read_json(settings_ptr, settings_len, "settings")?)?;
-        let (sections, ratio) = check_sections(text, &settings)?;
-        Ok(json!({
-            "repeated": !sections.is_empty(),
-            "ratio": ratio,
-            "sections": sections.iter().map(section_json).collect::<Vec<_>>(),
-        }))
+        check_sections(text, &settings)
     };
     match run() {
-        Ok(v) => ok_json(&v),
+        Ok((sections, ratio)) => {
+            set_out_sections(&[ratio], &sections);
+            i32::try_from(sections.len()).unwrap_or(i32::MAX)
+        }
         Err(e) => fail(&e),
     }
 }
@@ -324,11 +336,14 @@ pub extern "C" fn dw_stream_ratio(handle: u32) -> f64 {
     with_stream(handle, |slot| slot.state.last_check().map_or(0.0, |c| c.ratio)).unwrap_or(-1.0)
 }
 
-/// Writes the stream's recent sections as a JSON array (UTF-16 offsets).
+/// Writes the stream's recent sections in the binary section format and returns how many there are.
 #[no_mangle]
 pub extern "C" fn dw_stream_sections(handle: u32) -> i32 {
-    match with_stream(handle, |slot| Value::Array(slot.state.recent_sections().iter().map(section_json).collect())) {
-        Ok(v) => ok_json(&v),
+    match with_stream(handle, |slot| slot.state.recent_sections()) {
+        Ok(sections) => {
+            set_out_sections(&[], &sections);
+            sections.len() as i32
+        }
         Err(e) => fail(&e),
     }
 }
@@ -343,18 +358,13 @@ pub extern "C" fn dw_stream_evidence(handle: u32) -> i32 {
     }
 }
 
-/// Writes the section still growing as five little-endian f64 in the output buffer
-/// (originalStart, originalEnd, repeatStart, repeatEnd, similarity; UTF-16 offsets) and returns 1, or
-/// returns 0 when there is none.
+/// Writes the section still growing in the binary section format and returns 1, or returns 0 when
+/// there is none.
 #[no_mangle]
 pub extern "C" fn dw_stream_live(handle: u32) -> i32 {
     match with_stream(handle, |slot| slot.state.live_section_spans()) {
         Ok(Some(s)) => {
-            let mut out = Vec::with_capacity(40);
-            for v in [s.original.start.utf16 as f64, s.original.end.utf16 as f64, s.repeat.start.utf16 as f64, s.repeat.end.utf16 as f64, s.similarity] {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-            set_out(out);
+            set_out_sections(&[], &[s]);
             1
         }
         Ok(None) => 0,
@@ -1101,9 +1111,43 @@ mod tests {
         (code, out())
     }
 
+    /// The output buffer in the binary section format: `head` leading f64, then the sections as
+    /// JSON objects with the field names the TS API uses.
+    fn out_sections(head: usize) -> (Vec<f64>, Vec<Value>) {
+        let (ptr, len) = (dw_out_ptr(), dw_out_len());
+        // SAFETY: the buffer is valid until the next call into this module, and none happens here.
+        let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(ptr, len) } };
+        assert_eq!(bytes.len() % 8, 0);
+        let values: Vec<f64> = bytes.chunks(8).map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])).collect();
+        assert_eq!((values.len() - head) % SECTION_F64S, 0);
+        let sections = values[head..]
+            .chunks(SECTION_F64S)
+            .map(|v| {
+                let source = ["ngram", "sentence", "period"][v[5] as usize];
+                json!({"originalStart": v[0] as u64, "originalEnd": v[1] as u64, "repeatStart": v[2] as u64, "repeatEnd": v[3] as u64, "similarity": v[4], "source": source})
+            })
+            .collect();
+        (values[..head].to_vec(), sections)
+    }
+
+    /// A batch check through the ABI: the status and `{repeated, ratio, sections}`.
     fn check(text: &str, settings: &str) -> (i32, Value) {
         let code = dw_check_repetition(text.as_ptr(), text.len(), settings.as_ptr(), settings.len());
-        (code, out())
+        if code < 0 {
+            return (code, out());
+        }
+        let (head, sections) = out_sections(1);
+        assert_eq!(sections.len(), code as usize);
+        (0, json!({"repeated": !sections.is_empty(), "ratio": head[0], "sections": sections}))
+    }
+
+    /// The stream's sections through the ABI.
+    fn stream_sections(h: u32) -> Vec<Value> {
+        let n = dw_stream_sections(h);
+        assert!(n >= 0);
+        let (_, sections) = out_sections(0);
+        assert_eq!(sections.len(), n as usize);
+        sections
     }
 
     #[test]
@@ -1237,10 +1281,9 @@ mod tests {
         assert!(dw_stream_ratio(h) > 0.5);
         assert_eq!(dw_stream_evidence(h), 0);
         assert!(out()["rule"].as_str().unwrap().contains("loop"));
-        assert_eq!(dw_stream_sections(h), 0);
-        let sections = out();
-        assert!(!sections.as_array().unwrap().is_empty());
-        assert!(sections.as_array().unwrap().len() <= crate::MAX_STREAM_SECTIONS);
+        let sections = stream_sections(h);
+        assert!(!sections.is_empty());
+        assert!(sections.len() <= crate::MAX_STREAM_SECTIONS);
 
         assert_eq!(dw_stream_feed(h, unit.as_ptr(), unit.len(), 1) & 3, 2, "a reasoning feed keeps the abort");
 
@@ -1279,13 +1322,11 @@ mod tests {
             text.push_str(c);
             assert!(dw_stream_feed(h, c.as_ptr(), c.len(), 0) >= 0);
         }
-        assert_eq!(dw_stream_sections(h), 0);
-        let v = out();
+        let sections = stream_sections(h);
         let units: Vec<u16> = text.encode_utf16().collect();
-        let sections = v.as_array().unwrap();
         assert!(!sections.is_empty());
         let unit16: Vec<u16> = chunks[2].encode_utf16().collect();
-        for s in sections {
+        for s in &sections {
             let (a, b) = (s["repeatStart"].as_u64().unwrap() as usize, s["repeatEnd"].as_u64().unwrap() as usize);
             assert!(a < b && b <= units.len());
             // Every repeat starts inside the looped unit, at a char it shares with the unit.

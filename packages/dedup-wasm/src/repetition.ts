@@ -4,6 +4,7 @@
  */
 import { DedupTypeError } from './errors.js';
 import { readJson, throwCoreError, toCoreJson, withStrings } from './wasm/abi.js';
+import { readSections } from './wasm/sections.js';
 import { settingsArgument, type SettingsOrPreset } from './settings.js';
 
 /** Which pass found a section. */
@@ -52,8 +53,10 @@ export function checkRepetition(text: string, settingsOrPreset?: SettingsOrPrese
   requireString(text, 'text');
   const settings = toCoreJson(settingsArgument(settingsOrPreset));
   return withStrings([text, settings], (x, [t, s]) => {
-    if (x.dw_check_repetition(t!.ptr, t!.len, s!.ptr, s!.len) < 0) throwCoreError(x);
-    return readJson<RepetitionResult>(x);
+    const count = x.dw_check_repetition(t!.ptr, t!.len, s!.ptr, s!.len);
+    if (count < 0) throwCoreError(x);
+    const { head, sections } = readSections(x, count, 1);
+    return { repeated: count > 0, ratio: head[0]!, sections };
   });
 }
 

@@ -3,7 +3,8 @@
  * @module
  */
 import { DedupWasmTrapError } from './errors.js';
-import { putString, readJson, release, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
+import { putScratchString, readJson, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
+import { readSections } from './wasm/sections.js';
 import { epoch, type CoreExports } from './wasm/loader.js';
 import { handleRegistry, type CoreSlot } from './wasm/handles.js';
 import { requireString, type RepeatedSection } from './repetition.js';
@@ -122,17 +123,12 @@ export class StreamHandle {
       this.pending[channel] = '';
     }
     return call((x) => {
-      const input = putString(x, text);
-      let code: number;
-      try {
-        code = x.dw_stream_feed(slot.handle, input.ptr, input.len, channel);
-      } finally {
-        release(x, input);
-      }
+      const input = putScratchString(x, text);
+      const code = x.dw_stream_feed(slot.handle, input.ptr, input.len, channel);
       if (code < 0) throwCoreError(x);
       const first = this.last === null;
       if (first || (code & SECTIONS_CHANGED) !== 0) {
-        this.sections = this.readJsonOf<RepeatedSection[]>(x, x.dw_stream_sections(slot.handle));
+        this.sections = this.readAllSections(x, slot.handle);
       } else if ((code & LIVE_SECTION) !== 0) {
         this.sections = this.withLiveSection(x, slot.handle);
       }
@@ -152,6 +148,12 @@ export class StreamHandle {
     });
   }
 
+  private readAllSections(x: CoreExports, handle: number): RepeatedSection[] {
+    const count = x.dw_stream_sections(handle);
+    if (count < 0) throwCoreError(x);
+    return readSections(x, count, 0).sections;
+  }
+
   private readJsonOf<T>(x: CoreExports, status: number): T {
     if (status < 0) throwCoreError(x);
     return readJson<T>(x);
@@ -159,18 +161,17 @@ export class StreamHandle {
 
   /**
    * The section list with the growing section's new extent: the list itself did not change, so only
-   * five numbers cross the boundary (a fresh array, so earlier checks keep what they saw).
+   * one section crosses the boundary (a fresh array, so earlier checks keep what they saw).
    */
   private withLiveSection(x: CoreExports, handle: number): RepeatedSection[] {
     const status = x.dw_stream_live(handle);
     if (status < 0) throwCoreError(x);
     if (status === 0) return this.sections;
-    const view = new DataView(x.memory.buffer, x.dw_out_ptr(), 40);
-    const [originalStart, originalEnd, repeatStart, repeatEnd, similarity] = [0, 8, 16, 24, 32].map((o) => view.getFloat64(o, true)) as [number, number, number, number, number];
-    const i = this.sections.findIndex((s) => s.source === 'ngram' && s.repeatStart === repeatStart && s.originalStart === originalStart);
-    if (i < 0) return this.readJsonOf<RepeatedSection[]>(x, x.dw_stream_sections(handle));
+    const live = readSections(x, 1, 0).sections[0]!;
+    const i = this.sections.findIndex((s) => s.source === live.source && s.repeatStart === live.repeatStart && s.originalStart === live.originalStart);
+    if (i < 0) return this.readAllSections(x, handle);
     const next = this.sections.slice();
-    next[i] = { originalStart, originalEnd, repeatStart, repeatEnd, similarity, source: 'ngram' };
+    next[i] = live;
     return next;
   }
 

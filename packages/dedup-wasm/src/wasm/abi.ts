@@ -30,6 +30,28 @@ export function putString(x: CoreExports, text: string): Input {
   return { ptr, len: written, cap };
 }
 
+/** A reusable input region, so a stream feed (thousands per second) needs no alloc and free. */
+let scratch: { x: CoreExports; ptr: number; cap: number } | null = null;
+
+/**
+ * Copies `text` into a region of wasm memory reused from call to call (grown when too small). The
+ * bytes are only valid until the next call of this function; never release them.
+ */
+export function putScratchString(x: CoreExports, text: string): Input {
+  if (text.length === 0) return { ptr: 0, len: 0, cap: 0 };
+  const need = text.length * 3;
+  if (scratch === null || scratch.x !== x || scratch.cap < need) {
+    if (scratch !== null && scratch.x === x) x.dw_free(scratch.ptr, scratch.cap);
+    scratch = null;
+    const cap = Math.max(1024, 2 ** Math.ceil(Math.log2(need)));
+    const ptr = x.dw_alloc(cap);
+    if (ptr === 0) throw new RangeError(`dedup-wasm: out of memory copying ${text.length} chars`);
+    scratch = { x, ptr, cap };
+  }
+  const { written } = encoder.encodeInto(text, new Uint8Array(x.memory.buffer, scratch.ptr, need));
+  return { ptr: scratch.ptr, len: written, cap: 0 };
+}
+
 /** Releases an {@link Input}. */
 export function release(x: CoreExports, input: Input): void {
   if (input.cap !== 0) x.dw_free(input.ptr, input.cap);
