@@ -438,6 +438,11 @@ impl LoopRules {
     }
 
     fn track_sentence(&mut self, pos: u64, ch: u32) {
+        if ch < 0x80 && (ch as u8).is_ascii_alphanumeric() {
+            self.sentence_hasher.push(ch);
+            self.sentence_has_content = true;
+            return;
+        }
         let c = char::from_u32(ch).unwrap_or(' ');
         let ends = matches!(c, '.' | '!' | '?' | ';' | '。' | '！' | '？' | '；' | '…' | '\n');
         if !ends {

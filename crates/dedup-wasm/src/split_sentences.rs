@@ -129,6 +129,22 @@ impl SentenceSplitter {
 
     /// Feeds one char; returns the sentence it completed (the char itself belongs to the next one).
     pub(crate) fn push(&mut self, c: char) -> Option<SentenceEnd> {
+        // The common case, an ASCII letter or digit in the middle of a sentence: it only extends the
+        // sentence and the current word (the same steps as `append`, without its char tests).
+        if c.is_ascii_alphanumeric() && !self.closing && self.dot_waiting.is_none() {
+            if self.first.is_none() {
+                self.first = Some(self.at);
+            }
+            self.at.byte += 1;
+            self.at.utf16 += 1;
+            self.bytes += 1;
+            self.last_end = self.at;
+            if !self.word.push(c) {
+                self.word_overflow = true;
+            }
+            self.prev = Some(c);
+            return None;
+        }
         let mut done = None;
         if let Some((prev, word)) = self.dot_waiting.take() {
             if !dot_is_internal(prev, word.as_str(), Some(c)) {

@@ -77,6 +77,24 @@ impl TokenStream {
     /// CJK (which does).
     #[inline]
     pub(crate) fn push(&mut self, ch: u32, mut emit: impl FnMut(u64, bool, bool)) {
+        // ASCII (most of the text in most outputs): a word char is a letter, a digit or '_', and no
+        // ASCII char is CJK.
+        if ch < 0x80 {
+            let b = ch as u8;
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                if self.word.is_none() {
+                    self.word = Some(SeqHasher::new());
+                    self.word_is_number = true;
+                }
+                if let Some(w) = self.word.as_mut() {
+                    w.push(ch);
+                }
+                self.word_is_number &= b.is_ascii_digit();
+            } else if let Some(w) = self.word.take() {
+                emit(w.finish(), self.word_is_number, false);
+            }
+            return;
+        }
         let c = char::from_u32(ch).unwrap_or(' ');
         let cjk = is_cjk(c);
         if !cjk && is_word_char(c) {
