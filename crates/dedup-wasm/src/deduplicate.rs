@@ -493,33 +493,38 @@ impl StreamingState {
 
     /// Feeds a chunk of the model's visible output and returns the stream's state.
     pub fn feed_chunk(&mut self, chunk: &str) -> StreamCheck {
-        self.content.push_str(chunk);
-        self.after_chunk()
+        self.feed(chunk, false).clone()
     }
 
     /// Feeds a chunk of the model's reasoning ("thinking") text: it is analyzed on its own channel with
     /// its own cap (`loop.max_reasoning_chars`); a loop there aborts the stream as well.
     pub fn feed_reasoning_chunk(&mut self, chunk: &str) -> StreamCheck {
-        let settings = self.content.settings().clone();
-        self.reasoning
-            .get_or_insert_with(|| Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, true, 0))
-            .push_str(chunk);
-        self.after_chunk()
+        self.feed(chunk, true).clone()
     }
 
-    fn after_chunk(&mut self) -> StreamCheck {
+    /// Feeds a chunk to a channel and returns the check, which is kept as [`StreamingState::last_check`]
+    /// (the wasm bridge reads it in place rather than copying its evidence on every chunk).
+    pub(crate) fn feed(&mut self, chunk: &str, reasoning: bool) -> &StreamCheck {
+        if reasoning {
+            let settings = self.content.settings().clone();
+            self.reasoning
+                .get_or_insert_with(|| Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, true, 0))
+                .push_str(chunk);
+        } else {
+            self.content.push_str(chunk);
+        }
         self.chunks += 1;
         let seen = self.total_chars();
         let delta = seen - self.last_delta_at;
-        if let Some(last) = &self.last {
-            if delta < self.content.settings().min_chunk_delta as u64 && last.action != StreamAction::Abort && self.verdict().is_none() {
-                return last.clone();
+        let hold = delta < self.content.settings().min_chunk_delta as u64 && self.verdict().is_none();
+        let check = match self.last.take() {
+            Some(last) if hold && last.action != StreamAction::Abort => last,
+            _ => {
+                self.last_delta_at = seen;
+                self.compute_check()
             }
-        }
-        self.last_delta_at = seen;
-        let check = self.compute_check();
-        self.last = Some(check.clone());
-        check
+        };
+        self.last.insert(check)
     }
 
     fn total_chars(&self) -> u64 {

@@ -313,19 +313,19 @@ pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channe
         Err(e) => return fail(&e),
     };
     let r = with_stream(handle, |slot| {
-        let check = if channel == 1 { slot.state.feed_reasoning_chunk(chunk) } else { slot.state.feed_chunk(chunk) };
-        let sections_changed = check.sections_version != slot.last_sections;
-        slot.last_sections = check.sections_version;
-        let evidence = evidence_print(&check);
-        let evidence_changed = evidence != slot.last_evidence;
-        slot.last_evidence = evidence;
+        let check = slot.state.feed(chunk, channel == 1);
+        let (version, evidence, repeated) = (check.sections_version, evidence_print(check), check.repeated);
         let action = match check.action {
             crate::StreamAction::None => 0,
             crate::StreamAction::Steer => 1,
             crate::StreamAction::Abort => 2,
         };
+        let sections_changed = version != slot.last_sections;
+        slot.last_sections = version;
+        let evidence_changed = evidence != slot.last_evidence;
+        slot.last_evidence = evidence;
         let live = slot.state.live_section_spans().is_some();
-        action | (i32::from(check.repeated) << 2) | (i32::from(sections_changed) << 3) | (i32::from(evidence_changed) << 4) | (i32::from(live) << 5)
+        action | (i32::from(repeated) << 2) | (i32::from(sections_changed) << 3) | (i32::from(evidence_changed) << 4) | (i32::from(live) << 5)
     });
     r.unwrap_or_else(|e| fail(&e))
 }
