@@ -38,6 +38,7 @@ impl Ledger {
         Ledger { seen: PosTable::with_capacity(1024), prev: 0, novel: VecDeque::new() }
     }
 
+    #[inline]
     fn token(&mut self, t: u64, end: u64, horizon: u64) {
         let bigram = mix64(self.prev.rotate_left(29) ^ t);
         self.prev = t;

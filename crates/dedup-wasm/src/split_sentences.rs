@@ -181,6 +181,7 @@ impl SentenceSplitter {
         self.take()
     }
 
+    #[inline]
     fn append(&mut self, c: char) {
         let len = c.len_utf8();
         let start = self.at;
