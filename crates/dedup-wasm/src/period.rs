@@ -29,7 +29,7 @@
 //! gates of `char-collapse-loop` as in the original.
 
 use crate::error::DedupError;
-use crate::hash::{DetSet, SeqHasher};
+use crate::hash::SeqHasher;
 use crate::ngram::{Chain, NgramPass};
 use crate::novelty::{Gain, Novelty};
 use crate::settings::{count_field, float_field, overrides_object};
@@ -284,6 +284,7 @@ pub(crate) struct LoopRules {
     sentences: VecDeque<(u64, u64)>,
     sentence_hasher: SeqHasher,
     sentence_has_content: bool,
+    sentence_scratch: Vec<u64>,
     /// Class of the unit of the two matches judged last (start, period, class): the exact segment and
     /// the near-exact chain around it are judged in turn on every char, and each keeps its class
     /// rather than rescanning its unit.
@@ -358,6 +359,7 @@ impl LoopRules {
             sentences: VecDeque::new(),
             sentence_hasher: SeqHasher::new(),
             sentence_has_content: false,
+            sentence_scratch: Vec::new(),
             judged_unit: [None, None],
             disqualified: None,
             verdict: None,
@@ -594,7 +596,7 @@ impl LoopRules {
         let cfg = self.cfg.clone();
         let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
         if !self.window_active {
-            self.window = WindowStats::new(cfg.window_chars);
+            self.window.clear();
             for p in pos + 1 - window..=pos {
                 self.window.push(p, text.at(p));
             }
@@ -634,8 +636,14 @@ impl LoopRules {
             }
         }
         if soft.is_none() && window >= cfg.sent_recycle_min_window as u64 && self.sentences.len() >= cfg.sent_recycle_min_sentences {
-            let mut seen: DetSet<u64> = DetSet::default();
-            let recycled = self.sentences.iter().filter(|(h, _)| !seen.insert(*h)).count();
+            // A sentence is recycled when an earlier one of the window has its hash: all but the first
+            // of each group of equal hashes. Sorting a reused buffer costs less than a set per evaluation.
+            let hashes = &mut self.sentence_scratch;
+            hashes.clear();
+            hashes.extend(self.sentences.iter().map(|(h, _)| *h));
+            hashes.sort_unstable();
+            hashes.dedup();
+            let recycled = self.sentences.len() - hashes.len();
             let share = recycled as f64 / self.sentences.len() as f64;
             if share >= cfg.sent_recycle {
                 soft = Some(("sentence-recycle".into(), format!("{:.3} of {} sentences recycled", share, self.sentences.len())));

@@ -84,6 +84,20 @@ impl WindowStats {
         }
     }
 
+    /// Empties the window, keeping its allocations (the window rules restart it whenever the text
+    /// turns low-gain again).
+    pub(crate) fn clear(&mut self) {
+        self.start = 0;
+        self.len = 0;
+        for kinds in [&mut self.char_kinds, &mut self.trigrams, &mut self.fragments] {
+            kinds.counts.iter_mut().for_each(|c| *c = 0);
+            kinds.distinct = 0;
+        }
+        self.fragment_queue.clear();
+        self.fragment = SeqHasher::new();
+        self.fragment_len = 0;
+    }
+
     #[inline]
     fn trigram_bucket(a: u32, b: u32, c: u32) -> usize {
         Kinds::bucket(((u64::from(a) << 42) ^ (u64::from(b) << 21) ^ u64::from(c)).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ u64::from(a))
@@ -211,6 +225,22 @@ mod tests {
         assert_eq!(w.len, 100);
         assert_eq!(w.distinct_chars(), 1);
         assert!(w.trigram_redundancy() > 0.98);
+    }
+
+    #[test]
+    fn a_cleared_window_is_a_new_one() {
+        let text = "好的，好，好的执行。 aa bbbb, cc. ".repeat(30);
+        let mut reused = feed(&"The quick brown fox, jumps; over it. ".repeat(20), 200);
+        reused.clear();
+        for (i, c) in text.chars().enumerate() {
+            reused.push(i as u64, c as u32);
+        }
+        let fresh = feed(&text, 200);
+        assert_eq!(reused.distinct_chars(), fresh.distinct_chars());
+        assert_eq!(reused.fragment_kinds(), fresh.fragment_kinds());
+        assert_eq!(reused.median_fragment(), fresh.median_fragment());
+        assert_eq!(reused.trigram_redundancy(), fresh.trigram_redundancy());
+        assert_eq!(reused.char_ratio(), fresh.char_ratio());
     }
 
     #[test]
