@@ -467,6 +467,8 @@ pub struct StreamingState {
     chunks: u64,
     last_delta_at: u64,
     last: Option<StreamCheck>,
+    /// Incremented whenever a check's evidence differs from the check before it.
+    evidence_serial: u64,
 }
 
 impl StreamingState {
@@ -483,6 +485,7 @@ impl StreamingState {
             chunks: 0,
             last_delta_at: 0,
             last: None,
+            evidence_serial: 0,
         }
     }
 
@@ -519,12 +522,20 @@ impl StreamingState {
         let hold = delta < self.content.settings().min_chunk_delta as u64 && self.verdict().is_none();
         let check = match self.last.take() {
             Some(last) if hold && last.action != StreamAction::Abort => last,
-            _ => {
+            prev => {
                 self.last_delta_at = seen;
-                self.compute_check()
+                let (check, same_evidence) = self.compute_check(prev);
+                self.evidence_serial += u64::from(!same_evidence);
+                check
             }
         };
         self.last.insert(check)
+    }
+
+    /// Changes whenever the evidence of the latest check differs from that of the check before it
+    /// (and on the first check).
+    pub(crate) fn evidence_serial(&self) -> u64 {
+        self.evidence_serial
     }
 
     fn total_chars(&self) -> u64 {
@@ -535,27 +546,33 @@ impl StreamingState {
         self.content.verdict().or_else(|| self.reasoning.as_ref().and_then(|r| r.verdict()))
     }
 
-    fn compute_check(&self) -> StreamCheck {
+    /// The check for the stream as it is now, and whether its evidence equals that of `prev` (the
+    /// previous check, whose evidence is moved over rather than copied when a latched verdict still
+    /// stands: that is every chunk after an abort).
+    fn compute_check(&self, prev: Option<StreamCheck>) -> (StreamCheck, bool) {
         let s = self.content.settings();
         let gated = self.chunks <= s.warmup_chunks as u64 || self.total_chars() < s.min_content_chars() as u64;
-        let (action, evidence) = if let Some(v) = self.verdict() {
-            (StreamAction::Abort, Some(v.clone()))
-        } else if gated {
-            (StreamAction::None, None)
-        } else {
-            match self.content.steer_evidence().or_else(|| self.reasoning.as_ref().and_then(|r| r.steer_evidence())) {
-                Some(e) => (StreamAction::Steer, Some(e)),
-                None => (StreamAction::None, None),
+        let first = prev.is_none();
+        let mut prev_evidence = prev.and_then(|p| p.evidence);
+        let (action, evidence, same) = match self.verdict() {
+            Some(v) if prev_evidence.as_ref() == Some(v) => (StreamAction::Abort, prev_evidence.take(), true),
+            Some(v) => (StreamAction::Abort, Some(v.clone()), false),
+            None if gated => (StreamAction::None, None, prev_evidence.is_none()),
+            None => {
+                let e = self.content.steer_evidence().or_else(|| self.reasoning.as_ref().and_then(|r| r.steer_evidence()));
+                let same = e == prev_evidence;
+                (if e.is_some() { StreamAction::Steer } else { StreamAction::None }, e, same)
             }
         };
-        StreamCheck {
+        let check = StreamCheck {
             repeated: self.content.has_sections(),
             ratio: self.content.ratio(),
             action,
             evidence,
             bytes_seen: self.content.consumed_bytes(),
             sections_version: self.content.sections_version(),
-        }
+        };
+        (check, same && !first)
     }
 
     /// The most recent repeated sections of the content channel (at most [`MAX_STREAM_SECTIONS`]),

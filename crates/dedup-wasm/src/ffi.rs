@@ -15,7 +15,7 @@
 //! No export panics on any input: bad UTF-8, bad JSON, bad settings and bad handles all come back as
 //! errors. (A panic would trap the instance; the TS bridge would then throw and instantiate afresh.)
 
-use crate::deduplicate::{check_sections, Section, SectionSource, StreamCheck, StreamingState};
+use crate::deduplicate::{check_sections, Section, SectionSource, StreamingState};
 use crate::error::DedupError;
 use crate::period::LoopEvidence;
 use crate::presets::{resolve_dedup_preset, DedupPresetName};
@@ -32,23 +32,9 @@ thread_local! {
 
 struct StreamSlot {
     state: StreamingState,
-    /// The last check's sections version and evidence fingerprint, to tell the host what changed.
+    /// The sections version and evidence serial the host last saw, to tell it what changed.
     last_sections: u64,
     last_evidence: u64,
-}
-
-/// Identity of a check's evidence: when it changes, the host re-reads it.
-fn evidence_print(check: &StreamCheck) -> u64 {
-    let mut h = crate::hash::SeqHasher::new();
-    if let Some(e) = &check.evidence {
-        // Every field the host shows: a steer's `at` and `detail` move on while its rule stays.
-        e.rule.chars().chain(e.detail.chars()).for_each(|c| h.push(c as u32));
-        for v in [e.start, e.at] {
-            h.push(v as u32);
-            h.push((v >> 32) as u32);
-        }
-    }
-    h.finish()
 }
 
 /// Objects the host holds by handle: ids start at 1 (0 means "failed") and are never reused while
@@ -314,7 +300,7 @@ pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channe
     };
     let r = with_stream(handle, |slot| {
         let check = slot.state.feed(chunk, channel == 1);
-        let (version, evidence, repeated) = (check.sections_version, evidence_print(check), check.repeated);
+        let (version, repeated) = (check.sections_version, check.repeated);
         let action = match check.action {
             crate::StreamAction::None => 0,
             crate::StreamAction::Steer => 1,
@@ -322,6 +308,7 @@ pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channe
         };
         let sections_changed = version != slot.last_sections;
         slot.last_sections = version;
+        let evidence = slot.state.evidence_serial();
         let evidence_changed = evidence != slot.last_evidence;
         slot.last_evidence = evidence;
         let live = slot.state.live_section_spans().is_some();
