@@ -23,7 +23,6 @@ use crate::settings::DedupSettings;
 use crate::tokenize::tokenize;
 use serde_json::{json, Value};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 thread_local! {
     static OUT: RefCell<Vec<u8>> = RefCell::new(Vec::new());
@@ -53,27 +52,51 @@ fn evidence_print(check: &StreamCheck) -> u64 {
 
 /// Objects the host holds by handle: ids start at 1 (0 means "failed") and are never reused while
 /// the module lives, so a stale handle is an error rather than someone else's object.
+///
+/// A host holds a handful of objects, so a vector sorted by id serves them; its code is the same
+/// for every kind of object (boxed), where a map would be compiled once per kind.
 struct Handles<T> {
     next: u32,
-    map: BTreeMap<u32, T>,
+    slots: Vec<(u32, Box<T>)>,
 }
 
 impl<T> Handles<T> {
     fn new() -> Self {
-        Handles { next: 1, map: BTreeMap::new() }
+        Handles { next: 1, slots: Vec::new() }
     }
 
     fn insert(&mut self, value: T) -> u32 {
         let id = self.next;
         self.next = self.next.checked_add(1).unwrap_or(1).max(1);
-        self.map.insert(id, value);
+        match self.slots.binary_search_by_key(&id, |s| s.0) {
+            Ok(i) => self.slots[i].1 = Box::new(value),
+            Err(i) => self.slots.insert(i, (id, Box::new(value))),
+        }
         id
+    }
+
+    fn get_mut(&mut self, id: u32) -> Option<&mut T> {
+        match self.slots.binary_search_by_key(&id, |s| s.0) {
+            Ok(i) => Some(&mut *self.slots[i].1),
+            Err(_) => None,
+        }
+    }
+
+    /// Drops the object behind `id`, if any.
+    fn remove(&mut self, id: u32) {
+        if let Ok(i) = self.slots.binary_search_by_key(&id, |s| s.0) {
+            drop(self.slots.remove(i));
+        }
+    }
+
+    fn len(&self) -> u32 {
+        self.slots.len() as u32
     }
 }
 
 /// Runs `f` on the object behind `handle` in the table `table`, or reports an unknown handle.
 fn with_handle<T: 'static, R>(table: &'static std::thread::LocalKey<RefCell<Handles<T>>>, handle: u32, f: impl FnOnce(&mut T) -> R) -> Result<R, DedupError> {
-    table.with(|t| match t.borrow_mut().map.get_mut(&handle) {
+    table.with(|t| match t.borrow_mut().get_mut(handle) {
         Some(v) => Ok(f(v)),
         None => Err(DedupError::argument("handle", "must be a known handle", handle)),
     })
@@ -378,14 +401,14 @@ pub extern "C" fn dw_stream_reset(handle: u32) -> i32 {
 /// Frees a stream. Freeing an unknown handle is a no-op (returns 0 either way).
 #[no_mangle]
 pub extern "C" fn dw_stream_free(handle: u32) -> i32 {
-    STREAMS.with(|s| s.borrow_mut().map.remove(&handle));
+    STREAMS.with(|s| s.borrow_mut().remove(handle));
     0
 }
 
 /// Number of live streams (for leak tests).
 #[no_mangle]
 pub extern "C" fn dw_stream_count() -> u32 {
-    STREAMS.with(|s| s.borrow().map.len() as u32)
+    STREAMS.with(|s| s.borrow().len())
 }
 
 // ---- toolcalls ---------------------------------------------------------------------------------
@@ -466,14 +489,14 @@ pub extern "C" fn dw_toolcalls_reset(handle: u32) -> i32 {
 /// Frees a tool-call monitor. Freeing an unknown handle is a no-op (returns 0 either way).
 #[no_mangle]
 pub extern "C" fn dw_toolcalls_free(handle: u32) -> i32 {
-    TOOL_MONITORS.with(|s| s.borrow_mut().map.remove(&handle));
+    TOOL_MONITORS.with(|s| s.borrow_mut().remove(handle));
     0
 }
 
 /// Number of live tool-call monitors (for leak tests).
 #[no_mangle]
 pub extern "C" fn dw_toolcalls_count() -> u32 {
-    TOOL_MONITORS.with(|s| s.borrow().map.len() as u32)
+    TOOL_MONITORS.with(|s| s.borrow().len())
 }
 
 // ---- guard -------------------------------------------------------------------------------------
@@ -922,14 +945,14 @@ pub extern "C" fn dw_index_clear(handle: u32) -> i32 {
 /// Frees an index. Freeing an unknown handle is a no-op.
 #[no_mangle]
 pub extern "C" fn dw_index_free(handle: u32) -> i32 {
-    INDEXES.with(|s| s.borrow_mut().map.remove(&handle));
+    INDEXES.with(|s| s.borrow_mut().remove(handle));
     0
 }
 
 /// Number of live indexes (for leak tests).
 #[no_mangle]
 pub extern "C" fn dw_index_count() -> u32 {
-    INDEXES.with(|s| s.borrow().map.len() as u32)
+    INDEXES.with(|s| s.borrow().len())
 }
 
 /// Cosine similarity of two vectors of equal dimension; -2 with an error when either is not a valid
