@@ -33,6 +33,7 @@ mod error;
 mod guard;
 mod hash;
 mod hnsw;
+mod json_num;
 mod lexical_embed;
 mod memory_text;
 mod ngram;

@@ -420,8 +420,13 @@ fn canonical(v: &Value, mask: Option<&[String]>, key: Option<&str>, out: &mut St
                 out.push_str("\"<time>\"");
             } else if f.fract() == 0.0 && f.abs() < 9.0e15 {
                 out.push_str(&format!("{}", f as i64));
+            } else if let Some(i) = n.as_u64() {
+                out.push_str(&i.to_string());
+            } else if let Some(i) = n.as_i64() {
+                out.push_str(&i.to_string());
             } else {
-                out.push_str(&n.to_string());
+                // The text serde_json gives a float, without a second float printer in the wasm.
+                crate::json_num::push_f64(out, f);
             }
         }
         Value::String(s) => {
