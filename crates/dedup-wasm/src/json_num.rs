@@ -1,8 +1,8 @@
 //! Float text in the form JSON writers use: the shortest digits that read back to the same number,
 //! plain from 1e-5 up to 1e16 ("0.001234", "12.5", "3.0") and with an exponent outside ("1e-7",
-//! "1.5e20"). The digits come from the standard library's shortest formatting, so the wasm carries
-//! one float printer (the one `format!` needs anyway) instead of two; the text is the same as
-//! serde_json's own float output (checked by the tests below against it).
+//! "1.5e20"). The digits come from the standard library's shortest formatting (`Display`), so the
+//! wasm carries one float printer (the one `format!` needs anyway) instead of two; the text is the
+//! same as serde_json's own float output (checked by the tests below against it).
 //!
 //! The two printers differ in one case only: when the number lies exactly halfway between the two
 //! shortest candidates, the standard library rounds the last digit up and JSON writers pick the
@@ -12,24 +12,23 @@ use std::fmt::Write;
 
 /// Appends finite `v` in JSON writers' form (see the module docs).
 pub(crate) fn push_f64(out: &mut String, v: f64) {
-    let mut sci = String::new();
-    // `{:e}` gives the shortest round-trip digits as `d.ddde-N`.
-    let _ = write!(sci, "{:e}", v);
+    let mut plain = String::new();
+    let _ = write!(plain, "{}", v);
     let bits = v.to_bits();
     let (frac, exp) = (bits & ((1 << 52) - 1), ((bits >> 52) & 0x7ff) as i32);
     let (m, e2) = if exp == 0 { (frac, -1074) } else { (frac | (1 << 52), exp - 1075) };
-    push_from_exponential(out, &sci, v == 0.0, 16, -5, (m, e2, m == 1 << 52 && exp > 1));
+    push_shortest(out, &plain, 16, -5, (m, e2, m == 1 << 52 && exp > 1));
 }
 
 /// Appends finite `v` as JSON writers print an `f32` (shortest `f32` digits; exponent form
 /// from 1e13 up and below 1e-6).
 pub(crate) fn push_f32(out: &mut String, v: f32) {
-    let mut sci = String::new();
-    let _ = write!(sci, "{:e}", v);
+    let mut plain = String::new();
+    let _ = write!(plain, "{}", v);
     let bits = v.to_bits();
     let (frac, exp) = (u64::from(bits & ((1 << 23) - 1)), ((bits >> 23) & 0xff) as i32);
     let (m, e2) = if exp == 0 { (frac, -149) } else { (frac | (1 << 23), exp - 150) };
-    push_from_exponential(out, &sci, v == 0.0, 13, -6, (m, e2, m == 1 << 23 && exp > 1));
+    push_shortest(out, &plain, 13, -6, (m, e2, m == 1 << 23 && exp > 1));
 }
 
 /// `|v| = m * 2^e2`; `narrow_below`: `v` is a power of two, so the gap to the next float down is
@@ -99,34 +98,34 @@ fn decimal_len(mut x: u64) -> usize {
     n
 }
 
-/// Rewrites exponential text `sci` (`-d.ddde-N`). `max_kk` is the largest decimal exponent (+1)
-/// printed plainly, `min_kk` the smallest (exclusive) one printed as `0.000ddd`.
+/// Rewrites `plain` (the standard library's shortest text, `-ddd.ddd` without exponent) in JSON
+/// writers' layout. `max_kk` is the largest decimal exponent (+1) printed plainly, `min_kk` the
+/// smallest (exclusive) one printed as `0.000ddd`.
 #[inline(never)]
-fn push_from_exponential(out: &mut String, sci: &str, zero: bool, max_kk: i32, min_kk: i32, binary: Binary) {
-    let (negative, body) = match sci.strip_prefix('-') {
+fn push_shortest(out: &mut String, plain: &str, max_kk: i32, min_kk: i32, binary: Binary) {
+    let (negative, body) = match plain.strip_prefix('-') {
         Some(rest) => (true, rest),
-        None => (false, sci),
+        None => (false, plain),
     };
     if negative {
         out.push_str("-");
     }
-    if zero {
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    // Significant digits: no leading zeros, and (being shortest) no trailing zeros but padding.
+    let mut digits = String::with_capacity(body.len());
+    digits.push_str(int);
+    digits.push_str(frac);
+    let lead = digits.len() - digits.trim_start_matches('0').len();
+    let mut digits = digits[lead..].trim_end_matches('0').to_string();
+    if digits.is_empty() {
         out.push_str("0.0");
         return;
     }
-    let (mantissa, exp) = body.split_once('e').unwrap_or((body, "0"));
-    let mut digits = String::with_capacity(mantissa.len());
-    digits.push_str(mantissa.get(..1).unwrap_or("0"));
-    digits.push_str(mantissa.get(2..).unwrap_or(""));
+    // 10^(kk-1) <= |v| < 10^kk
+    let kk = int.len() as i32 - lead as i32;
     if let Some(even) = even_tie(&digits, binary) {
         digits = even;
     }
-    let (exp_negative, exp_digits) = match exp.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, exp),
-    };
-    let magnitude = exp_digits.bytes().fold(0i32, |acc, b| acc * 10 + i32::from(b.wrapping_sub(b'0')));
-    let kk = if exp_negative { 1 - magnitude } else { magnitude + 1 }; // 10^(kk-1) <= |v| < 10^kk
     let length = digits.len() as i32;
     let k = kk - length;
     if 0 <= k && kk <= max_kk {
@@ -153,9 +152,7 @@ fn push_from_exponential(out: &mut String, sci: &str, zero: bool, max_kk: i32, m
             out.push_str(".");
             out.push_str(rest);
         }
-        // The exponent is `kk - 1`, as `{:e}` wrote it.
-        out.push_str("e");
-        out.push_str(exp);
+        let _ = write!(out, "e{}", kk - 1);
     }
 }
 
