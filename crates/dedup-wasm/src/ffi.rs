@@ -171,13 +171,12 @@ fn settings_from(v: &Value) -> Result<DedupSettings, DedupError> {
         Value::Null => Ok(DedupSettings::default()),
         Value::String(name) => Ok(resolve_dedup_preset(DedupPresetName::parse(name)?)),
         Value::Object(map) => {
-            let mut overrides = map.clone();
-            let base = match overrides.remove("preset") {
+            let base = match map.get("preset") {
                 None | Some(Value::Null) => DedupSettings::default(),
-                Some(Value::String(name)) => resolve_dedup_preset(DedupPresetName::parse(&name)?),
+                Some(Value::String(name)) => resolve_dedup_preset(DedupPresetName::parse(name)?),
                 Some(_) => return Err(DedupError::argument("preset", "must be one of default, relaxed, sensitive", "a non-string")),
             };
-            base.merge_json(&Value::Object(overrides))
+            base.merge_json_skipping(v, Some("preset"))
         }
         _ => Err(DedupError::argument("settings", "must be an object", "a non-object")),
     }
@@ -477,9 +476,9 @@ pub extern "C" fn dw_toolcalls_record(handle: u32, ptr: *const u8, len: usize) -
             Some(Value::String(_)) => return Err(DedupError::argument("name", "must be a non-empty string", "an empty string")),
             other => return Err(DedupError::argument("name", "must be a string", other.map_or("nothing", crate::settings::kind_of))),
         };
-        let args = obj.get("args").cloned().unwrap_or(Value::Null);
+        let args = obj.get("args").unwrap_or(&Value::Null);
         with_tool_monitor(handle, |m| {
-            let v = m.record(&name, &args);
+            let v = m.record(&name, args);
             let code = match v.action {
                 crate::StreamAction::None => 0,
                 crate::StreamAction::Steer => 1,

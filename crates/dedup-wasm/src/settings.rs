@@ -126,12 +126,21 @@ impl DedupSettings {
     /// Applies the fields of a JSON object (camelCase names) over `self`, then validates.
     /// Numbers may also arrive as the strings "NaN", "Infinity" or "-Infinity" (JSON has no such
     /// numbers), so that a host's NaN is reported as NaN rather than as a type error.
-    pub fn merge_json(mut self, overrides: &Value) -> Result<Self, DedupError> {
+    pub fn merge_json(self, overrides: &Value) -> Result<Self, DedupError> {
+        self.merge_json_skipping(overrides, None)
+    }
+
+    /// [`DedupSettings::merge_json`] ignoring the field `skip` (one the caller has already
+    /// applied, such as the wasm bridge's `preset`), without copying the object to drop it.
+    pub(crate) fn merge_json_skipping(mut self, overrides: &Value, skip: Option<&str>) -> Result<Self, DedupError> {
         let obj = match overrides_object(overrides, "settings")? {
             Some(m) => m,
             None => return self.validate().map(|_| self),
         };
         for (key, value) in obj {
+            if Some(key.as_str()) == skip {
+                continue;
+            }
             match key.as_str() {
                 "ngramThreshold" => self.ngram_threshold = float_field("ngram_threshold", value)?,
                 "sentenceThreshold" => self.sentence_threshold = float_field("sentence_threshold", value)?,
