@@ -3,7 +3,7 @@
 //! `sweep()` and `compact()` need.
 
 use crate::error::DedupError;
-use crate::hash::{DetMap, DetSet};
+use crate::hash::DetMap;
 use crate::hnsw::{Hnsw, HnswParams};
 use crate::vector::{inverse_norm, unit, Query, Rows, TopK};
 
@@ -260,17 +260,18 @@ impl VectorIndex {
                 }
             }
             Some(g) => {
-                let mut seen: DetSet<u32> = DetSet::default();
+                // Rows already scored against `a`: `seen[c] == a + 1`.
+                let mut seen: Vec<u32> = vec![0; self.rows.len()];
                 for &a in &live {
-                    seen.clear();
                     for l in g.links0(a) {
                         if l.score < threshold {
                             continue;
                         }
                         for c in std::iter::once(l.node).chain(g.links0(l.node).iter().filter(|l2| l2.score >= threshold).map(|l2| l2.node)) {
-                            if c == a || !self.rows.is_live(c) || !seen.insert(c) {
+                            if c == a || !self.rows.is_live(c) || seen[c as usize] == a + 1 {
                                 continue;
                             }
+                            seen[c as usize] = a + 1;
                             let s = self.rows.score_rows(a, c);
                             if s >= threshold {
                                 out.push((a.min(c), a.max(c), s));
@@ -299,28 +300,44 @@ impl VectorIndex {
     /// vectors with no neighbor above the threshold are in no cluster.
     pub fn clusters(&self, threshold: f32) -> Vec<Vec<u32>> {
         let pairs = self.pairs(threshold);
-        let mut adj: DetMap<u32, Vec<(u32, f32)>> = DetMap::default();
+        // Keys that have a pair, each with its neighbours (key, score); `slot` finds a key's place.
+        let mut slot: DetMap<u32, u32> = DetMap::default();
+        let mut keys: Vec<u32> = Vec::new();
+        let mut adj: Vec<Vec<(u32, f32)>> = Vec::new();
+        let mut place = |k: u32, keys: &mut Vec<u32>, adj: &mut Vec<Vec<(u32, f32)>>| -> usize {
+            let next = keys.len() as u32;
+            let at = *slot.entry(k).or_insert(next);
+            if at == next {
+                keys.push(k);
+                adj.push(Vec::new());
+            }
+            at as usize
+        };
         for &(a, b, s) in &pairs {
-            adj.entry(a).or_insert_with(Vec::new).push((b, s));
-            adj.entry(b).or_insert_with(Vec::new).push((a, s));
+            let ia = place(a, &mut keys, &mut adj);
+            adj[ia].push((b, s));
+            let ib = place(b, &mut keys, &mut adj);
+            adj[ib].push((a, s));
         }
-        let mut order: Vec<(usize, u32)> = adj.iter().map(|(&k, v)| (v.len(), k)).collect();
+        let mut order: Vec<(usize, u32)> = adj.iter().zip(&keys).map(|(v, &k)| (v.len(), k)).collect();
         order.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
-        let mut taken: DetSet<u32> = DetSet::default();
+        let at = |k: u32| slot.get(&k).map_or(usize::MAX, |&i| i as usize);
+        let mut taken = vec![false; keys.len()];
+        let is_taken = |taken: &[bool], k: u32| taken.get(at(k)).copied().unwrap_or(false);
         let mut out = Vec::new();
         for (_, leader) in order {
-            if taken.contains(&leader) {
+            if is_taken(&taken, leader) {
                 continue;
             }
-            let mut members: Vec<(u32, f32)> = adj.get(&leader).map_or(Vec::new(), |v| v.iter().copied().filter(|(m, _)| !taken.contains(m)).collect());
+            let mut members: Vec<(u32, f32)> = adj[at(leader)].iter().copied().filter(|&(m, _)| !is_taken(&taken, m)).collect();
             if members.is_empty() {
                 continue;
             }
             members.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
-            taken.insert(leader);
+            taken[at(leader)] = true;
             let mut cluster = vec![leader];
             for (m, _) in members {
-                taken.insert(m);
+                taken[at(m)] = true;
                 cluster.push(m);
             }
             out.push(cluster);
