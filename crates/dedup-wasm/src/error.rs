@@ -27,10 +27,16 @@ pub enum DedupError {
 }
 
 impl DedupError {
+    // Errors are built on cold paths from dozens of places: one out-of-line copy per value type
+    // keeps the formatting code from being inlined into each of them.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn setting(field: &'static str, rule: &'static str, value: impl fmt::Display) -> Self {
         DedupError::InvalidSetting { field, rule, value: value.to_string() }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn argument(field: &'static str, rule: &'static str, value: impl fmt::Display) -> Self {
         DedupError::InvalidArgument { field, rule, value: value.to_string() }
     }

@@ -67,6 +67,7 @@ impl Default for DedupSettings {
     }
 }
 
+#[inline(never)]
 fn check_unit(field: &'static str, v: f64) -> Result<(), DedupError> {
     if !v.is_finite() {
         return Err(DedupError::setting(field, "must be a finite number", v));
@@ -77,6 +78,7 @@ fn check_unit(field: &'static str, v: f64) -> Result<(), DedupError> {
     Ok(())
 }
 
+#[inline(never)]
 fn check_min(field: &'static str, v: usize, min: usize, rule: &'static str) -> Result<(), DedupError> {
     if v < min {
         return Err(DedupError::setting(field, rule, v));
@@ -188,6 +190,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Reads a float field, accepting the non-finite spellings so validation can name them.
+#[inline(never)]
 pub(crate) fn float_field(field: &'static str, v: &Value) -> Result<f64, DedupError> {
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
@@ -199,6 +202,7 @@ pub(crate) fn float_field(field: &'static str, v: &Value) -> Result<f64, DedupEr
 }
 
 /// Reads a non-negative integer field.
+#[inline(never)]
 pub(crate) fn count_field(field: &'static str, v: &Value) -> Result<usize, DedupError> {
     let f = float_field(field, v)?;
     if !f.is_finite() || f < 0.0 || f.fract() != 0.0 {
