@@ -106,28 +106,10 @@ fn set_out(bytes: Vec<u8>) {
     OUT.with(|o| *o.borrow_mut() = bytes);
 }
 
-/// serde_json's compact output with floats printed by [`crate::json_num`] (same text), so the
-/// module carries a single float printer.
-struct OutFormatter;
-
-impl serde_json::ser::Formatter for OutFormatter {
-    fn write_f64<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, value: f64) -> std::io::Result<()> {
-        let mut s = String::new();
-        crate::json_num::push_f64(&mut s, value);
-        writer.write_all(s.as_bytes())
-    }
-
-    fn write_f32<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, value: f32) -> std::io::Result<()> {
-        let mut s = String::new();
-        crate::json_num::push_f32(&mut s, value);
-        writer.write_all(s.as_bytes())
-    }
-}
-
 fn ok_json(v: &Value) -> i32 {
     let mut bytes = Vec::new();
-    let written = serde::Serialize::serialize(v, &mut serde_json::Serializer::with_formatter(&mut bytes, OutFormatter));
-    set_out(if written.is_ok() { bytes } else { Vec::new() });
+    let written = crate::json_num::write_json(&mut bytes, v);
+    set_out(if written { bytes } else { Vec::new() });
     0
 }
 

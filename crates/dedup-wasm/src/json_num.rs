@@ -10,6 +10,36 @@
 
 use std::fmt::Write;
 
+/// serde_json's compact output with floats printed by [`push_f64`] / [`push_f32`] (same text).
+struct OutFormatter;
+
+impl serde_json::ser::Formatter for OutFormatter {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, value: f64) -> std::io::Result<()> {
+        let mut s = String::new();
+        push_f64(&mut s, value);
+        writer.write_all(s.as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, value: f32) -> std::io::Result<()> {
+        let mut s = String::new();
+        push_f32(&mut s, value);
+        writer.write_all(s.as_bytes())
+    }
+}
+
+/// Appends `v` as compact JSON (serde_json's text); false if it cannot be written. Every JSON the
+/// crate writes goes through this one serializer type, so its code is in the wasm once.
+pub(crate) fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> bool {
+    v.serialize(&mut serde_json::Serializer::with_formatter(out, OutFormatter)).is_ok()
+}
+
+/// Appends `s` as a JSON string literal (quoted and escaped as serde_json does).
+pub(crate) fn push_json_str(out: &mut String, s: &str) {
+    let mut bytes = Vec::with_capacity(s.len() + 2);
+    write_json(&mut bytes, s);
+    out.push_str(&String::from_utf8_lossy(&bytes));
+}
+
 /// Appends finite `v` in JSON writers' form (see the module docs).
 pub(crate) fn push_f64(out: &mut String, v: f64) {
     let mut plain = String::new();

@@ -398,7 +398,7 @@ fn is_volatile_key(key: &str, keys: &[String]) -> bool {
 }
 
 fn push_json_str(s: &str, out: &mut String) {
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    crate::json_num::push_json_str(out, s);
 }
 
 /// Writes the canonical form of `v`: object keys sorted, whitespace in strings collapsed, integral
@@ -447,10 +447,10 @@ fn canonical(v: &Value, mask: Option<&[String]>, key: Option<&str>, out: &mut St
             out.push(']');
         }
         Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
+            // serde_json's map is ordered by key (the `preserve_order` feature is off; a test
+            // checks), so its order is the canonical one.
             out.push('{');
-            for (i, (k, item)) in entries.into_iter().enumerate() {
+            for (i, (k, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -598,6 +598,14 @@ fn after_volatile_word(b: &[u8], i: usize, keys: &[String]) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn json_objects_iterate_in_key_order() {
+        // `canonical` relies on it: the keys of a parsed object come out sorted.
+        let v: Value = serde_json::from_str(r#"{"b": 1, "a": 2, "C": 3, "aa": 4}"#).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["C", "a", "aa", "b"]);
+    }
 
     fn run(m: &mut ToolCallMonitor, calls: &[(&str, Value)]) -> Vec<StreamAction> {
         calls.iter().map(|(n, a)| m.record(n, a).action).collect()
