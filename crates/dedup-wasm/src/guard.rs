@@ -868,7 +868,7 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         r.dup_start = t.1;
         r.dup_end = t.2;
     }
-    removed.sort_by_key(|r| (r.doc, r.start, r.end));
+    crate::order::sort_stable_by(&mut removed, |a, b| (a.doc, a.start, a.end).cmp(&(b.doc, b.start, b.end)));
     let kept_blocks = segs
         .iter()
         .enumerate()

@@ -215,7 +215,7 @@ impl Hnsw {
             }
         }
         let mut out: Vec<(f32, u32)> = best.into_iter().map(|r| (rows.score_unit(&q.unit, (r.0).1), (r.0).1)).collect();
-        out.sort_by(|a, b| Scored(b.0, b.1).cmp(&Scored(a.0, a.1)));
+        crate::order::sort_stable_by(&mut out, |a, b| Scored(b.0, b.1).cmp(&Scored(a.0, a.1)));
         out
     }
 

@@ -38,6 +38,7 @@ mod lexical_embed;
 mod memory_text;
 mod ngram;
 mod novelty;
+mod order;
 mod period;
 mod presets;
 mod sentence;

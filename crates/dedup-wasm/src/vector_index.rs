@@ -279,7 +279,7 @@ impl VectorIndex {
                         }
                     }
                 }
-                out.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+                crate::order::sort_stable_by(&mut out, |x, y| (x.0, x.1).cmp(&(y.0, y.1)));
                 out.dedup_by(|x, y| x.0 == y.0 && x.1 == y.1);
             }
         }
@@ -290,7 +290,7 @@ impl VectorIndex {
                 (ka.min(kb), ka.max(kb), s)
             })
             .collect();
-        keyed.sort_by(|x, y| y.2.total_cmp(&x.2).then_with(|| (x.0, x.1).cmp(&(y.0, y.1))));
+        crate::order::sort_stable_by(&mut keyed, |x, y| y.2.total_cmp(&x.2).then_with(|| (x.0, x.1).cmp(&(y.0, y.1))));
         keyed
     }
 
@@ -320,7 +320,7 @@ impl VectorIndex {
             adj[ib].push((a, s));
         }
         let mut order: Vec<(usize, u32)> = adj.iter().zip(&keys).map(|(v, &k)| (v.len(), k)).collect();
-        order.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+        crate::order::sort_stable_by(&mut order, |x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
         let at = |k: u32| slot.get(&k).map_or(usize::MAX, |&i| i as usize);
         let mut taken = vec![false; keys.len()];
         let is_taken = |taken: &[bool], k: u32| taken.get(at(k)).copied().unwrap_or(false);
@@ -333,7 +333,7 @@ impl VectorIndex {
             if members.is_empty() {
                 continue;
             }
-            members.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+            crate::order::sort_stable_by(&mut members, |x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
             taken[at(leader)] = true;
             let mut cluster = vec![leader];
             for (m, _) in members {
