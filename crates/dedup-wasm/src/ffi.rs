@@ -164,6 +164,7 @@ fn settings_from(v: &Value) -> Result<DedupSettings, DedupError> {
     }
 }
 
+#[inline(never)]
 fn section_json(s: &Section) -> Value {
     json!({
         "originalStart": s.original.start.utf16,
@@ -175,6 +176,7 @@ fn section_json(s: &Section) -> Value {
     })
 }
 
+#[inline(never)]
 fn evidence_json(e: &LoopEvidence) -> Value {
     json!({
         "rule": e.rule,

@@ -380,8 +380,22 @@ fn cut(s: &str, max: usize) -> String {
     out
 }
 
+/// Whitespace runs collapsed to one space, none at either end (`split_whitespace` joined by " ").
 fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    let mut pending = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            pending = !out.is_empty();
+        } else {
+            if pending {
+                out.push(' ');
+                pending = false;
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Lowercased, without `_`, `-`, `.` and whitespace.
@@ -598,6 +612,13 @@ fn after_volatile_word(b: &[u8], i: usize, keys: &[String]) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn collapse_ws_is_split_whitespace_joined() {
+        for t in ["", " ", "a", "  a  b\t\nc ", "x\u{3000}y\u{a0} z", "\u{2003}lead", "trail\u{85}"] {
+            assert_eq!(collapse_ws(t), t.split_whitespace().collect::<Vec<_>>().join(" "), "{:?}", t);
+        }
+    }
 
     #[test]
     fn json_objects_iterate_in_key_order() {
