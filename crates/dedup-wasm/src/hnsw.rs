@@ -54,10 +54,10 @@ pub(crate) struct Hnsw {
     l0: Vec<Link>,
     l0_len: Vec<u8>,
     /// Links of levels 1.. for the few nodes that have them (index `level - 1`), found through
-    /// `upper_at` (node -> index). The index is a u32 -> u32 map like the vector index's own, so
-    /// the wasm carries one hash table for both.
+    /// `upper_at` (node -> index). The index is keyed u64 -> usize like the crate's other maps,
+    /// so the wasm carries one hash table type for all of them.
     upper: Vec<Vec<Vec<Link>>>,
-    upper_at: DetMap<u32, u32>,
+    upper_at: DetMap<u64, usize>,
     entry: Option<u32>,
     max_level: u8,
     visited: Vec<u32>,
@@ -106,12 +106,12 @@ impl Hnsw {
         if level == 0 {
             return self.links0(node);
         }
-        self.upper_at.get(&node).and_then(|&i| self.upper[i as usize].get(level as usize - 1)).map_or(&[], |v| v.as_slice())
+        self.upper_at.get(&u64::from(node)).and_then(|&i| self.upper[i].get(level as usize - 1)).map_or(&[], |v| v.as_slice())
     }
 
     fn upper_mut(&mut self, node: u32, level: u8) -> Option<&mut Vec<Link>> {
-        let i = *self.upper_at.get(&node)?;
-        self.upper[i as usize].get_mut(level as usize - 1)
+        let i = *self.upper_at.get(&u64::from(node))?;
+        self.upper[i].get_mut(level as usize - 1)
     }
 
     fn set_links(&mut self, node: u32, level: u8, links: &[Link]) {
@@ -284,7 +284,7 @@ impl Hnsw {
         self.levels[n] = level;
         if level > 0 {
             // Each row is inserted once, so `node` has no lists yet.
-            self.upper_at.insert(node, self.upper.len() as u32);
+            self.upper_at.insert(u64::from(node), self.upper.len());
             self.upper.push(vec![Vec::new(); level as usize]);
         }
         let q = Query::new(rows.unit_row(node));

@@ -52,7 +52,8 @@ pub struct VectorIndex {
     cfg: IndexConfig,
     rows: Rows,
     row_key: Vec<u32>,
-    key_row: DetMap<u32, u32>,
+    /// Key -> row. Keyed u64 -> usize like the guard's maps, so the wasm compiles one table type.
+    key_row: DetMap<u64, usize>,
     next_key: u32,
     graph: Option<Hnsw>,
 }
@@ -126,7 +127,7 @@ impl VectorIndex {
         self.next_key += 1;
         let row = self.rows.push(v, inv);
         self.row_key.push(key);
-        self.key_row.insert(key, row);
+        self.key_row.insert(u64::from(key), row as usize);
         let ef = scaled_ef(self.cfg.ef_construction, self.rows.live_count());
         let found = match self.graph.as_mut() {
             Some(g) => g.insert(&self.rows, row, ef),
@@ -158,8 +159,8 @@ impl VectorIndex {
 
     /// Removes a key; false when it is not stored.
     pub fn remove(&mut self, key: u32) -> bool {
-        let row = match self.key_row.remove(&key) {
-            Some(r) => r,
+        let row = match self.key_row.remove(&u64::from(key)) {
+            Some(r) => r as u32,
             None => return false,
         };
         self.rows.kill(row);
@@ -179,7 +180,7 @@ impl VectorIndex {
             if self.rows.is_live(r) {
                 let nr = rows.push(self.rows.row(r), self.rows.inv(r));
                 row_key.push(self.row_key[r as usize]);
-                key_row.insert(self.row_key[r as usize], nr);
+                key_row.insert(u64::from(self.row_key[r as usize]), nr as usize);
             }
         }
         self.rows = rows;
@@ -201,13 +202,13 @@ impl VectorIndex {
 
     /// The vector stored under `key`, as it was added.
     pub fn get(&self, key: u32) -> Option<&[f32]> {
-        self.key_row.get(&key).map(|&r| self.rows.row(r))
+        self.key_row.get(&u64::from(key)).map(|&r| self.rows.row(r as u32))
     }
 
     /// Cosine similarity of two stored vectors.
     pub fn score(&self, a: u32, b: u32) -> Option<f32> {
-        match (self.key_row.get(&a), self.key_row.get(&b)) {
-            (Some(&ra), Some(&rb)) => Some(self.rows.score_rows(ra, rb)),
+        match (self.key_row.get(&u64::from(a)), self.key_row.get(&u64::from(b))) {
+            (Some(&ra), Some(&rb)) => Some(self.rows.score_rows(ra as u32, rb as u32)),
             _ => None,
         }
     }
@@ -301,17 +302,17 @@ impl VectorIndex {
     pub fn clusters(&self, threshold: f32) -> Vec<Vec<u32>> {
         let pairs = self.pairs(threshold);
         // Keys that have a pair, each with its neighbours (key, score); `slot` finds a key's place.
-        let mut slot: DetMap<u32, u32> = DetMap::default();
+        let mut slot: DetMap<u64, usize> = DetMap::default();
         let mut keys: Vec<u32> = Vec::new();
         let mut adj: Vec<Vec<(u32, f32)>> = Vec::new();
         let mut place = |k: u32, keys: &mut Vec<u32>, adj: &mut Vec<Vec<(u32, f32)>>| -> usize {
-            let next = keys.len() as u32;
-            let at = *slot.entry(k).or_insert(next);
+            let next = keys.len();
+            let at = *slot.entry(u64::from(k)).or_insert(next);
             if at == next {
                 keys.push(k);
                 adj.push(Vec::new());
             }
-            at as usize
+            at
         };
         for &(a, b, s) in &pairs {
             let ia = place(a, &mut keys, &mut adj);
@@ -321,7 +322,7 @@ impl VectorIndex {
         }
         let mut order: Vec<(usize, u32)> = adj.iter().zip(&keys).map(|(v, &k)| (v.len(), k)).collect();
         crate::order::sort_stable_by(&mut order, |x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
-        let at = |k: u32| slot.get(&k).map_or(usize::MAX, |&i| i as usize);
+        let at = |k: u32| slot.get(&u64::from(k)).copied().unwrap_or(usize::MAX);
         let mut taken = vec![false; keys.len()];
         let is_taken = |taken: &[bool], k: u32| taken.get(at(k)).copied().unwrap_or(false);
         let mut out = Vec::new();
