@@ -269,11 +269,12 @@ pub extern "C" fn dw_check_repetition(text_ptr: *const u8, text_len: usize, sett
         let text = read_str(text_ptr, text_len, "text")?;
         let settings = settings_from(&read_json(settings_ptr, settings_len, "settings")?)?;
         let (sections, ratio) = check_sections(text, &settings)?;
-        Ok(json!({
-            "repeated": !sections.is_empty(),
-            "ratio": ratio,
-            "sections": sections.iter().map(section_json).collect::<Vec<_>>(),
-        }))
+        let mut out = serde_json::Map::new();
+        out.insert("repeated".to_string(), Value::Bool(!sections.is_empty()));
+        out.insert("ratio".to_string(), json!(ratio));
+        // Built in place: through json! the section values would be serialized a second time.
+        out.insert("sections".to_string(), Value::Array(sections.iter().map(section_json).collect()));
+        Ok(Value::Object(out))
     };
     match run() {
         Ok(v) => ok_json(&v),
