@@ -21,7 +21,12 @@ use crate::period::LoopEvidence;
 use crate::presets::{resolve_dedup_preset, DedupPresetName};
 use crate::settings::DedupSettings;
 use crate::tokenize::tokenize;
-use serde_json::{json, Value};
+use crate::deduplicate::SectionSource;
+use crate::period::Severity;
+use crate::StreamAction;
+#[cfg(test)]
+use serde_json::json;
+use serde_json::Value;
 use std::cell::RefCell;
 
 thread_local! {
@@ -120,8 +125,50 @@ fn fail(e: &DedupError) -> i32 {
     };
     let type_rules = ["must be a number", "must be a string", "must be an object", "has no field of this name", "must be valid UTF-8", "must be a known handle"];
     let class = if type_rules.contains(&rule) { "type" } else { "range" };
-    ok_json(&json!({"kind": kind, "field": field, "rule": rule, "value": value, "message": e.to_string(), "errorClass": class}));
+    ok_json(&object(vec![
+        ("kind", kind.into()),
+        ("field", field.into()),
+        ("rule", rule.into()),
+        ("value", value.into()),
+        ("message", e.to_string().into()),
+        ("errorClass", class.into()),
+    ]));
     -1
+}
+
+/// A JSON object from `(key, value)` pairs. (The map orders its keys, as `json!` objects are.)
+/// Results are assembled from plain values rather than through `json!`, whose serializer calls and
+/// their `unwrap` would be compiled for every value type.
+fn object(pairs: Vec<(&str, Value)>) -> Value {
+    let mut map = serde_json::Map::new();
+    for (k, v) in pairs {
+        map.insert(k.to_string(), v);
+    }
+    Value::Object(map)
+}
+
+/// The JSON names of the enums (as their serde derives spell them).
+fn source_name(s: SectionSource) -> &'static str {
+    match s {
+        SectionSource::Ngram => "ngram",
+        SectionSource::Sentence => "sentence",
+        SectionSource::Period => "period",
+    }
+}
+
+fn severity_name(s: Severity) -> &'static str {
+    match s {
+        Severity::Steer => "steer",
+        Severity::Abort => "abort",
+    }
+}
+
+fn action_name(a: StreamAction) -> &'static str {
+    match a {
+        StreamAction::None => "none",
+        StreamAction::Steer => "steer",
+        StreamAction::Abort => "abort",
+    }
 }
 
 /// Borrows `len` bytes at `ptr` as UTF-8.
@@ -166,26 +213,26 @@ fn settings_from(v: &Value) -> Result<DedupSettings, DedupError> {
 
 #[inline(never)]
 fn section_json(s: &Section) -> Value {
-    json!({
-        "originalStart": s.original.start.utf16,
-        "originalEnd": s.original.end.utf16,
-        "repeatStart": s.repeat.start.utf16,
-        "repeatEnd": s.repeat.end.utf16,
-        "similarity": s.similarity,
-        "source": s.source,
-    })
+    object(vec![
+        ("originalStart", s.original.start.utf16.into()),
+        ("originalEnd", s.original.end.utf16.into()),
+        ("repeatStart", s.repeat.start.utf16.into()),
+        ("repeatEnd", s.repeat.end.utf16.into()),
+        ("similarity", s.similarity.into()),
+        ("source", source_name(s.source).into()),
+    ])
 }
 
 #[inline(never)]
 fn evidence_json(e: &LoopEvidence) -> Value {
-    json!({
-        "rule": e.rule,
-        "detail": e.detail,
-        "sample": e.sample,
-        "severity": e.severity,
-        "start": e.start_utf16,
-        "at": e.at_utf16,
-    })
+    object(vec![
+        ("rule", e.rule.as_str().into()),
+        ("detail", e.detail.as_str().into()),
+        ("sample", e.sample.as_str().into()),
+        ("severity", severity_name(e.severity).into()),
+        ("start", e.start_utf16.into()),
+        ("at", e.at_utf16.into()),
+    ])
 }
 
 // ---- memory ------------------------------------------------------------------------------------
@@ -245,7 +292,7 @@ pub extern "C" fn dw_settings_resolve(ptr: *const u8, len: usize) -> i32 {
 #[no_mangle]
 pub extern "C" fn dw_tokenize(ptr: *const u8, len: usize) -> i32 {
     match read_str(ptr, len, "text") {
-        Ok(t) => ok_json(&json!(tokenize(t))),
+        Ok(t) => ok_json(&Value::Array(tokenize(t).into_iter().map(Value::String).collect())),
         Err(e) => fail(&e),
     }
 }
@@ -271,7 +318,7 @@ pub extern "C" fn dw_check_repetition(text_ptr: *const u8, text_len: usize, sett
         let (sections, ratio) = check_sections(text, &settings)?;
         let mut out = serde_json::Map::new();
         out.insert("repeated".to_string(), Value::Bool(!sections.is_empty()));
-        out.insert("ratio".to_string(), json!(ratio));
+        out.insert("ratio".to_string(), ratio.into());
         // Built in place: through json! the section values would be serialized a second time.
         out.insert("sections".to_string(), Value::Array(sections.iter().map(section_json).collect()));
         Ok(Value::Object(out))
@@ -469,7 +516,7 @@ pub extern "C" fn dw_toolcalls_record(handle: u32, ptr: *const u8, len: usize) -
                 crate::StreamAction::Steer => 1,
                 crate::StreamAction::Abort => 2,
             };
-            (code, json!({"action": v.action, "evidence": v.evidence}))
+            (code, object(vec![("action", action_name(v.action).into()), ("evidence", serde_json::to_value(&v.evidence).unwrap_or(Value::Null))]))
         })
     };
     match run() {
@@ -1131,6 +1178,19 @@ mod tests {
     fn check(text: &str, settings: &str) -> (i32, Value) {
         let code = dw_check_repetition(text.as_ptr(), text.len(), settings.as_ptr(), settings.len());
         (code, out())
+    }
+
+    #[test]
+    fn enum_names_match_their_serde_form() {
+        for v in [SectionSource::Ngram, SectionSource::Sentence, SectionSource::Period] {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(source_name(v)));
+        }
+        for v in [Severity::Steer, Severity::Abort] {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(severity_name(v)));
+        }
+        for v in [StreamAction::None, StreamAction::Steer, StreamAction::Abort] {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(action_name(v)));
+        }
     }
 
     #[test]

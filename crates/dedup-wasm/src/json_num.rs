@@ -37,7 +37,10 @@ pub(crate) fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T)
 pub(crate) fn push_json_str(out: &mut String, s: &str) {
     let mut bytes = Vec::with_capacity(s.len() + 2);
     write_json(&mut bytes, s);
-    out.push_str(&String::from_utf8_lossy(&bytes));
+    // serde_json writes valid UTF-8.
+    if let Ok(text) = std::str::from_utf8(&bytes) {
+        out.push_str(text);
+    }
 }
 
 /// Appends finite `v` in JSON writers' form (see the module docs).
