@@ -780,6 +780,12 @@ pub struct DedupOutcome {
     pub kept_blocks: Vec<usize>,
 }
 
+/// True when `s` is whitespace only (`s.trim().is_empty()`, compiled once).
+#[inline(never)]
+fn is_blank(s: &str) -> bool {
+    s.chars().all(char::is_whitespace)
+}
+
 /// Removes repeated blocks across `docs` (in order): see the module docs.
 pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOutcome, DedupError> {
     opts.validate()?;
@@ -837,11 +843,15 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
             }
             *list = next;
             // A document left with one non-blank block is split further, so the result is a fixpoint.
-            let nonblank: Vec<usize> = (0..list.len()).filter(|&i| list[i].block && !texts[d][list[i].start..list[i].end].trim().is_empty()).collect();
+            let nonblank: Vec<usize> = (0..list.len()).filter(|&i| list[i].block && !is_blank(&texts[d][list[i].start..list[i].end])).collect();
             if nonblank.len() == 1 && !docs[d].pinned {
                 let i = nonblank[0];
                 if let Some((_, sub)) = split_range(texts[d], list[i].start, list[i].end) {
-                    list.splice(i..=i, sub);
+                    // Replace segment i by its pieces (without `splice`, whose machinery is large).
+                    let tail = list.split_off(i + 1);
+                    list.pop();
+                    list.extend(sub);
+                    list.extend(tail);
                     refined = true;
                 }
             }
@@ -872,7 +882,7 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
     let kept_blocks = segs
         .iter()
         .enumerate()
-        .map(|(d, list)| list.iter().filter(|g| g.block && !texts[d][g.start..g.end].trim().is_empty()).count())
+        .map(|(d, list)| list.iter().filter(|g| g.block && !is_blank(&texts[d][g.start..g.end])).count())
         .collect();
     let kept = segs
         .iter()
