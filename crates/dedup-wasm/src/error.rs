@@ -27,12 +27,18 @@ pub enum DedupError {
 }
 
 impl DedupError {
+    // Errors are built on cold paths from dozens of places: the constructors stay out of line,
+    // and format the value behind `&dyn Display`, so each value type adds only a small shim.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn setting(field: &'static str, rule: &'static str, value: impl fmt::Display) -> Self {
-        DedupError::InvalidSetting { field, rule, value: value.to_string() }
+        DedupError::InvalidSetting { field, rule, value: display(&value) }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn argument(field: &'static str, rule: &'static str, value: impl fmt::Display) -> Self {
-        DedupError::InvalidArgument { field, rule, value: value.to_string() }
+        DedupError::InvalidArgument { field, rule, value: display(&value) }
     }
 
     /// The name of the field at fault.
@@ -41,6 +47,12 @@ impl DedupError {
             DedupError::InvalidSetting { field, .. } | DedupError::InvalidArgument { field, .. } => field,
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn display(value: &dyn fmt::Display) -> String {
+    value.to_string()
 }
 
 impl fmt::Display for DedupError {

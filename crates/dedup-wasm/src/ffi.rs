@@ -21,9 +21,12 @@ use crate::period::LoopEvidence;
 use crate::presets::{resolve_dedup_preset, DedupPresetName};
 use crate::settings::DedupSettings;
 use crate::tokenize::tokenize;
-use serde_json::{json, Value};
+use crate::period::Severity;
+use crate::StreamAction;
+#[cfg(test)]
+use serde_json::json;
+use serde_json::Value;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 thread_local! {
     static OUT: RefCell<Vec<u8>> = RefCell::new(Vec::new());
@@ -39,27 +42,51 @@ struct StreamSlot {
 
 /// Objects the host holds by handle: ids start at 1 (0 means "failed") and are never reused while
 /// the module lives, so a stale handle is an error rather than someone else's object.
+///
+/// A host holds a handful of objects, so a vector sorted by id serves them; its code is the same
+/// for every kind of object (boxed), where a map would be compiled once per kind.
 struct Handles<T> {
     next: u32,
-    map: BTreeMap<u32, T>,
+    slots: Vec<(u32, Box<T>)>,
 }
 
 impl<T> Handles<T> {
     fn new() -> Self {
-        Handles { next: 1, map: BTreeMap::new() }
+        Handles { next: 1, slots: Vec::new() }
     }
 
     fn insert(&mut self, value: T) -> u32 {
         let id = self.next;
         self.next = self.next.checked_add(1).unwrap_or(1).max(1);
-        self.map.insert(id, value);
+        match self.slots.binary_search_by_key(&id, |s| s.0) {
+            Ok(i) => self.slots[i].1 = Box::new(value),
+            Err(i) => self.slots.insert(i, (id, Box::new(value))),
+        }
         id
+    }
+
+    fn get_mut(&mut self, id: u32) -> Option<&mut T> {
+        match self.slots.binary_search_by_key(&id, |s| s.0) {
+            Ok(i) => Some(&mut *self.slots[i].1),
+            Err(_) => None,
+        }
+    }
+
+    /// Drops the object behind `id`, if any.
+    fn remove(&mut self, id: u32) {
+        if let Ok(i) = self.slots.binary_search_by_key(&id, |s| s.0) {
+            drop(self.slots.remove(i));
+        }
+    }
+
+    fn len(&self) -> u32 {
+        self.slots.len() as u32
     }
 }
 
 /// Runs `f` on the object behind `handle` in the table `table`, or reports an unknown handle.
 fn with_handle<T: 'static, R>(table: &'static std::thread::LocalKey<RefCell<Handles<T>>>, handle: u32, f: impl FnOnce(&mut T) -> R) -> Result<R, DedupError> {
-    table.with(|t| match t.borrow_mut().map.get_mut(&handle) {
+    table.with(|t| match t.borrow_mut().get_mut(handle) {
         Some(v) => Ok(f(v)),
         None => Err(DedupError::argument("handle", "must be a known handle", handle)),
     })
@@ -70,7 +97,9 @@ fn set_out(bytes: Vec<u8>) {
 }
 
 fn ok_json(v: &Value) -> i32 {
-    set_out(serde_json::to_vec(v).unwrap_or_default());
+    let mut bytes = Vec::new();
+    let written = crate::json_num::write_json(&mut bytes, v);
+    set_out(if written { bytes } else { Vec::new() });
     0
 }
 
@@ -81,8 +110,42 @@ fn fail(e: &DedupError) -> i32 {
     };
     let type_rules = ["must be a number", "must be a string", "must be an object", "has no field of this name", "must be valid UTF-8", "must be a known handle"];
     let class = if type_rules.contains(&rule) { "type" } else { "range" };
-    ok_json(&json!({"kind": kind, "field": field, "rule": rule, "value": value, "message": e.to_string(), "errorClass": class}));
+    ok_json(&object(vec![
+        ("kind", kind.into()),
+        ("field", field.into()),
+        ("rule", rule.into()),
+        ("value", value.into()),
+        ("message", e.to_string().into()),
+        ("errorClass", class.into()),
+    ]));
     -1
+}
+
+/// A JSON object from `(key, value)` pairs. (The map orders its keys, as `json!` objects are.)
+/// Results are assembled from plain values rather than through `json!`, whose serializer calls and
+/// their `unwrap` would be compiled for every value type.
+fn object(pairs: Vec<(&str, Value)>) -> Value {
+    let mut map = serde_json::Map::new();
+    for (k, v) in pairs {
+        map.insert(k.to_string(), v);
+    }
+    Value::Object(map)
+}
+
+/// The JSON names of the enums (as their serde derives spell them).
+fn severity_name(s: Severity) -> &'static str {
+    match s {
+        Severity::Steer => "steer",
+        Severity::Abort => "abort",
+    }
+}
+
+fn action_name(a: StreamAction) -> &'static str {
+    match a {
+        StreamAction::None => "none",
+        StreamAction::Steer => "steer",
+        StreamAction::Abort => "abort",
+    }
 }
 
 /// Borrows `len` bytes at `ptr` as UTF-8.
@@ -114,13 +177,12 @@ fn settings_from(v: &Value) -> Result<DedupSettings, DedupError> {
         Value::Null => Ok(DedupSettings::default()),
         Value::String(name) => Ok(resolve_dedup_preset(DedupPresetName::parse(name)?)),
         Value::Object(map) => {
-            let mut overrides = map.clone();
-            let base = match overrides.remove("preset") {
+            let base = match map.get("preset") {
                 None | Some(Value::Null) => DedupSettings::default(),
-                Some(Value::String(name)) => resolve_dedup_preset(DedupPresetName::parse(&name)?),
+                Some(Value::String(name)) => resolve_dedup_preset(DedupPresetName::parse(name)?),
                 Some(_) => return Err(DedupError::argument("preset", "must be one of default, relaxed, sensitive", "a non-string")),
             };
-            base.merge_json(&Value::Object(overrides))
+            base.merge_json_skipping(v, Some("preset"))
         }
         _ => Err(DedupError::argument("settings", "must be an object", "a non-object")),
     }
@@ -150,15 +212,16 @@ fn set_out_sections(head: &[f64], sections: &[Section]) {
     set_out(out);
 }
 
+#[inline(never)]
 fn evidence_json(e: &LoopEvidence) -> Value {
-    json!({
-        "rule": e.rule,
-        "detail": e.detail,
-        "sample": e.sample,
-        "severity": e.severity,
-        "start": e.start_utf16,
-        "at": e.at_utf16,
-    })
+    object(vec![
+        ("rule", e.rule.as_str().into()),
+        ("detail", e.detail.as_str().into()),
+        ("sample", e.sample.as_str().into()),
+        ("severity", severity_name(e.severity).into()),
+        ("start", e.start_utf16.into()),
+        ("at", e.at_utf16.into()),
+    ])
 }
 
 // ---- memory ------------------------------------------------------------------------------------
@@ -218,7 +281,7 @@ pub extern "C" fn dw_settings_resolve(ptr: *const u8, len: usize) -> i32 {
 #[no_mangle]
 pub extern "C" fn dw_tokenize(ptr: *const u8, len: usize) -> i32 {
     match read_str(ptr, len, "text") {
-        Ok(t) => ok_json(&json!(tokenize(t))),
+        Ok(t) => ok_json(&Value::Array(tokenize(t).into_iter().map(Value::String).collect())),
         Err(e) => fail(&e),
     }
 }
@@ -375,14 +438,14 @@ pub extern "C" fn dw_stream_reset(handle: u32) -> i32 {
 /// Frees a stream. Freeing an unknown handle is a no-op (returns 0 either way).
 #[no_mangle]
 pub extern "C" fn dw_stream_free(handle: u32) -> i32 {
-    STREAMS.with(|s| s.borrow_mut().map.remove(&handle));
+    STREAMS.with(|s| s.borrow_mut().remove(handle));
     0
 }
 
 /// Number of live streams (for leak tests).
 #[no_mangle]
 pub extern "C" fn dw_stream_count() -> u32 {
-    STREAMS.with(|s| s.borrow().map.len() as u32)
+    STREAMS.with(|s| s.borrow().len())
 }
 
 // ---- toolcalls ---------------------------------------------------------------------------------
@@ -431,15 +494,15 @@ pub extern "C" fn dw_toolcalls_record(handle: u32, ptr: *const u8, len: usize) -
             Some(Value::String(_)) => return Err(DedupError::argument("name", "must be a non-empty string", "an empty string")),
             other => return Err(DedupError::argument("name", "must be a string", other.map_or("nothing", crate::settings::kind_of))),
         };
-        let args = obj.get("args").cloned().unwrap_or(Value::Null);
+        let args = obj.get("args").unwrap_or(&Value::Null);
         with_tool_monitor(handle, |m| {
-            let v = m.record(&name, &args);
+            let v = m.record(&name, args);
             let code = match v.action {
                 crate::StreamAction::None => 0,
                 crate::StreamAction::Steer => 1,
                 crate::StreamAction::Abort => 2,
             };
-            (code, json!({"action": v.action, "evidence": v.evidence}))
+            (code, object(vec![("action", action_name(v.action).into()), ("evidence", serde_json::to_value(&v.evidence).unwrap_or(Value::Null))]))
         })
     };
     match run() {
@@ -463,14 +526,14 @@ pub extern "C" fn dw_toolcalls_reset(handle: u32) -> i32 {
 /// Frees a tool-call monitor. Freeing an unknown handle is a no-op (returns 0 either way).
 #[no_mangle]
 pub extern "C" fn dw_toolcalls_free(handle: u32) -> i32 {
-    TOOL_MONITORS.with(|s| s.borrow_mut().map.remove(&handle));
+    TOOL_MONITORS.with(|s| s.borrow_mut().remove(handle));
     0
 }
 
 /// Number of live tool-call monitors (for leak tests).
 #[no_mangle]
 pub extern "C" fn dw_toolcalls_count() -> u32 {
-    TOOL_MONITORS.with(|s| s.borrow().map.len() as u32)
+    TOOL_MONITORS.with(|s| s.borrow().len())
 }
 
 // ---- guard -------------------------------------------------------------------------------------
@@ -919,14 +982,14 @@ pub extern "C" fn dw_index_clear(handle: u32) -> i32 {
 /// Frees an index. Freeing an unknown handle is a no-op.
 #[no_mangle]
 pub extern "C" fn dw_index_free(handle: u32) -> i32 {
-    INDEXES.with(|s| s.borrow_mut().map.remove(&handle));
+    INDEXES.with(|s| s.borrow_mut().remove(handle));
     0
 }
 
 /// Number of live indexes (for leak tests).
 #[no_mangle]
 pub extern "C" fn dw_index_count() -> u32 {
-    INDEXES.with(|s| s.borrow().map.len() as u32)
+    INDEXES.with(|s| s.borrow().len())
 }
 
 /// Cosine similarity of two vectors of equal dimension; -2 with an error when either is not a valid
@@ -1135,6 +1198,16 @@ mod tests {
         let (_, sections) = out_sections(0);
         assert_eq!(sections.len(), n as usize);
         sections
+    }
+
+    #[test]
+    fn enum_names_match_their_serde_form() {
+        for v in [Severity::Steer, Severity::Abort] {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(severity_name(v)));
+        }
+        for v in [StreamAction::None, StreamAction::Steer, StreamAction::Abort] {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(action_name(v)));
+        }
     }
 
     #[test]

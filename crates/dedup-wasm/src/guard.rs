@@ -645,9 +645,12 @@ fn decide(texts: &[&str], blocks: &[BlockInfo], opts: &GuardOptions) -> Vec<Opti
     let mut exact: DetMap<u64, usize> = DetMap::default();
     exact.reserve(n);
     let mut wholes: Vec<(String, Target)> = Vec::new();
-    let mut by_prefix: DetMap<u64, Vec<usize>> = DetMap::default();
+    // Prefix hash -> index into `prefix_lists` (kept blocks with that prefix, in order). The maps
+    // of this module share key and value types, so the wasm carries one hash table per key type.
+    let mut by_prefix: DetMap<u64, usize> = DetMap::default();
+    let mut prefix_lists: Vec<Vec<usize>> = Vec::new();
     // Information units, computed at most once per block and only for near-duplicate candidates.
-    let mut units: DetMap<usize, Vec<u64>> = DetMap::default();
+    let mut units: Vec<Option<Vec<u64>>> = vec![None; n];
     let text_of = |k: usize| &texts[blocks[k].doc][blocks[k].start..blocks[k].end];
     let target_of = |k: usize| (blocks[k].doc, blocks[k].start, blocks[k].end);
     let mut bufs = (Vec::new(), Vec::new());
@@ -672,12 +675,12 @@ fn decide(texts: &[&str], blocks: &[BlockInfo], opts: &GuardOptions) -> Vec<Opti
                 }
                 if dup.is_none() {
                     if let (Some(t), Some(p)) = (opts.near_duplicate, b.prefix) {
-                        if let Some(list) = by_prefix.get(&p) {
+                        if let Some(&list) = by_prefix.get(&p) {
                             let cand = text_of(i);
-                            let uc = units.entry(i).or_insert_with(|| info_units(cand)).clone();
-                            for &k in list.iter().rev().take(MAX_NEAR_CANDIDATES) {
+                            let uc = units[i].get_or_insert_with(|| info_units(cand)).clone();
+                            for &k in prefix_lists[list].iter().rev().take(MAX_NEAR_CANDIDATES) {
                                 let kept = text_of(k);
-                                let uk = units.entry(k).or_insert_with(|| info_units(kept));
+                                let uk = units[k].get_or_insert_with(|| info_units(kept));
                                 if covers_units(kept, uk, cand, &uc, t) {
                                     dup = Some(target_of(k));
                                     break;
@@ -696,7 +699,12 @@ fn decide(texts: &[&str], blocks: &[BlockInfo], opts: &GuardOptions) -> Vec<Opti
                         exact.insert(b.hash, i);
                     }
                     if let Some(p) = b.prefix {
-                        by_prefix.entry(p).or_insert_with(Vec::new).push(i);
+                        let next = prefix_lists.len();
+                        let list = *by_prefix.entry(p).or_insert(next);
+                        if list == next {
+                            prefix_lists.push(Vec::new());
+                        }
+                        prefix_lists[list].push(i);
                     }
                 }
             }
@@ -772,6 +780,12 @@ pub struct DedupOutcome {
     pub kept_blocks: Vec<usize>,
 }
 
+/// True when `s` is whitespace only (`s.trim().is_empty()`, compiled once).
+#[inline(never)]
+fn is_blank(s: &str) -> bool {
+    s.chars().all(char::is_whitespace)
+}
+
 /// Removes repeated blocks across `docs` (in order): see the module docs.
 pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOutcome, DedupError> {
     opts.validate()?;
@@ -781,16 +795,22 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         .map(|d| split_text(d.text).1)
         .collect();
     let mut removed: Vec<Removed> = Vec::new();
-    // Block facts survive passes: only blocks of re-split documents are new.
-    let mut infos: DetMap<(usize, usize, usize), BlockInfo> = DetMap::default();
+    // Block facts survive passes: only blocks of re-split documents are new. (doc, start, end) ->
+    // index into `info_list`.
+    let mut infos: DetMap<Target, usize> = DetMap::default();
+    let mut info_list: Vec<BlockInfo> = Vec::new();
     for _ in 0..MAX_PASSES {
         let mut blocks = Vec::new();
         let mut where_: Vec<(usize, usize)> = Vec::new(); // (doc, seg index)
         for (d, list) in segs.iter().enumerate() {
             for (si, s) in list.iter().enumerate() {
                 if s.block {
-                    let info = infos.entry((d, s.start, s.end)).or_insert_with(|| block_info(texts[d], d, s.start, s.end, docs[d].pinned, opts.similarity_chars));
-                    blocks.push(info.clone());
+                    let next = info_list.len();
+                    let at = *infos.entry((d, s.start, s.end)).or_insert(next);
+                    if at == next {
+                        info_list.push(block_info(texts[d], d, s.start, s.end, docs[d].pinned, opts.similarity_chars));
+                    }
+                    blocks.push(info_list[at].clone());
                     where_.push((d, si));
                 }
             }
@@ -823,11 +843,15 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
             }
             *list = next;
             // A document left with one non-blank block is split further, so the result is a fixpoint.
-            let nonblank: Vec<usize> = (0..list.len()).filter(|&i| list[i].block && !texts[d][list[i].start..list[i].end].trim().is_empty()).collect();
+            let nonblank: Vec<usize> = (0..list.len()).filter(|&i| list[i].block && !is_blank(&texts[d][list[i].start..list[i].end])).collect();
             if nonblank.len() == 1 && !docs[d].pinned {
                 let i = nonblank[0];
                 if let Some((_, sub)) = split_range(texts[d], list[i].start, list[i].end) {
-                    list.splice(i..=i, sub);
+                    // Replace segment i by its pieces (without `splice`, whose machinery is large).
+                    let tail = list.split_off(i + 1);
+                    list.pop();
+                    list.extend(sub);
+                    list.extend(tail);
                     refined = true;
                 }
             }
@@ -837,15 +861,16 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         }
     }
     // A block may repeat one that a later pass removed in turn: point at the surviving original.
-    let mut target: DetMap<(usize, usize, usize), (usize, usize, usize)> = DetMap::default();
-    for r in &removed {
-        target.insert((r.doc, r.start, r.end), (r.dup_doc, r.dup_start, r.dup_end));
+    let dups: Vec<Target> = removed.iter().map(|r| (r.dup_doc, r.dup_start, r.dup_end)).collect();
+    let mut target: DetMap<Target, usize> = DetMap::default(); // removed block -> index into `dups`
+    for (i, r) in removed.iter().enumerate() {
+        target.insert((r.doc, r.start, r.end), i);
     }
-    for r in removed.iter_mut() {
-        let mut t = (r.dup_doc, r.dup_start, r.dup_end);
+    for (r, &first) in removed.iter_mut().zip(&dups) {
+        let mut t = first;
         for _ in 0..MAX_PASSES * 2 {
             match target.get(&t) {
-                Some(&n) => t = n,
+                Some(&n) => t = dups[n],
                 None => break,
             }
         }
@@ -853,11 +878,11 @@ pub fn dedup_documents(docs: &[Doc<'_>], opts: &GuardOptions) -> Result<DedupOut
         r.dup_start = t.1;
         r.dup_end = t.2;
     }
-    removed.sort_by_key(|r| (r.doc, r.start, r.end));
+    crate::order::sort_stable_by(&mut removed, |a, b| (a.doc, a.start, a.end).cmp(&(b.doc, b.start, b.end)));
     let kept_blocks = segs
         .iter()
         .enumerate()
-        .map(|(d, list)| list.iter().filter(|g| g.block && !texts[d][g.start..g.end].trim().is_empty()).count())
+        .map(|(d, list)| list.iter().filter(|g| g.block && !is_blank(&texts[d][g.start..g.end])).count())
         .collect();
     let kept = segs
         .iter()

@@ -76,5 +76,3 @@ impl std::hash::Hasher for DetHasher {
 
 /// `HashMap` with [`DetHasher`].
 pub(crate) type DetMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<DetHasher>>;
-/// `HashSet` with [`DetHasher`].
-pub(crate) type DetSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<DetHasher>>;

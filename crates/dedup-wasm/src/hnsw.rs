@@ -53,8 +53,11 @@ pub(crate) struct Hnsw {
     /// Level-0 links, `m0` slots per node.
     l0: Vec<Link>,
     l0_len: Vec<u8>,
-    /// Links of levels 1.. for the few nodes that have them (index `level - 1`).
-    upper: DetMap<u32, Vec<Vec<Link>>>,
+    /// Links of levels 1.. for the few nodes that have them (index `level - 1`), found through
+    /// `upper_at` (node -> index). The index is keyed u64 -> usize like the crate's other maps,
+    /// so the wasm carries one hash table type for all of them.
+    upper: Vec<Vec<Vec<Link>>>,
+    upper_at: DetMap<u64, usize>,
     entry: Option<u32>,
     max_level: u8,
     visited: Vec<u32>,
@@ -73,7 +76,8 @@ impl Hnsw {
             levels: Vec::new(),
             l0: Vec::new(),
             l0_len: Vec::new(),
-            upper: DetMap::default(),
+            upper: Vec::new(),
+            upper_at: DetMap::default(),
             entry: None,
             max_level: 0,
             visited: Vec::new(),
@@ -102,7 +106,12 @@ impl Hnsw {
         if level == 0 {
             return self.links0(node);
         }
-        self.upper.get(&node).and_then(|v| v.get(level as usize - 1)).map_or(&[], |v| v.as_slice())
+        self.upper_at.get(&u64::from(node)).and_then(|&i| self.upper[i].get(level as usize - 1)).map_or(&[], |v| v.as_slice())
+    }
+
+    fn upper_mut(&mut self, node: u32, level: u8) -> Option<&mut Vec<Link>> {
+        let i = *self.upper_at.get(&u64::from(node))?;
+        self.upper[i].get_mut(level as usize - 1)
     }
 
     fn set_links(&mut self, node: u32, level: u8, links: &[Link]) {
@@ -111,9 +120,12 @@ impl Hnsw {
             let k = links.len().min(self.m0);
             self.l0[n * self.m0..n * self.m0 + k].copy_from_slice(&links[..k]);
             self.l0_len[n] = k as u8;
-        } else if let Some(v) = self.upper.get_mut(&node).and_then(|v| v.get_mut(level as usize - 1)) {
-            v.clear();
-            v.extend_from_slice(&links[..links.len().min(self.p.m)]);
+        } else {
+            let k = links.len().min(self.p.m);
+            if let Some(v) = self.upper_mut(node, level) {
+                v.clear();
+                v.extend_from_slice(&links[..k]);
+            }
         }
     }
 
@@ -130,7 +142,7 @@ impl Hnsw {
             }
             &mut self.l0[n * self.m0..n * self.m0 + len]
         } else {
-            match self.upper.get_mut(&node).and_then(|v| v.get_mut(level as usize - 1)) {
+            match self.upper_mut(node, level) {
                 Some(v) if v.len() < cap => {
                     v.push(link);
                     return;
@@ -203,7 +215,7 @@ impl Hnsw {
             }
         }
         let mut out: Vec<(f32, u32)> = best.into_iter().map(|r| (rows.score_unit(&q.unit, (r.0).1), (r.0).1)).collect();
-        out.sort_by(|a, b| Scored(b.0, b.1).cmp(&Scored(a.0, a.1)));
+        crate::order::sort_stable_by(&mut out, |a, b| Scored(b.0, b.1).cmp(&Scored(a.0, a.1)));
         out
     }
 
@@ -271,7 +283,9 @@ impl Hnsw {
         }
         self.levels[n] = level;
         if level > 0 {
-            self.upper.insert(node, vec![Vec::new(); level as usize]);
+            // Each row is inserted once, so `node` has no lists yet.
+            self.upper_at.insert(u64::from(node), self.upper.len());
+            self.upper.push(vec![Vec::new(); level as usize]);
         }
         let q = Query::new(rows.unit_row(node));
         let mut ep = match self.descend(rows, &q, level) {

@@ -67,6 +67,7 @@ impl Default for DedupSettings {
     }
 }
 
+#[inline(never)]
 fn check_unit(field: &'static str, v: f64) -> Result<(), DedupError> {
     if !v.is_finite() {
         return Err(DedupError::setting(field, "must be a finite number", v));
@@ -77,6 +78,7 @@ fn check_unit(field: &'static str, v: f64) -> Result<(), DedupError> {
     Ok(())
 }
 
+#[inline(never)]
 fn check_min(field: &'static str, v: usize, min: usize, rule: &'static str) -> Result<(), DedupError> {
     if v < min {
         return Err(DedupError::setting(field, rule, v));
@@ -126,12 +128,21 @@ impl DedupSettings {
     /// Applies the fields of a JSON object (camelCase names) over `self`, then validates.
     /// Numbers may also arrive as the strings "NaN", "Infinity" or "-Infinity" (JSON has no such
     /// numbers), so that a host's NaN is reported as NaN rather than as a type error.
-    pub fn merge_json(mut self, overrides: &Value) -> Result<Self, DedupError> {
+    pub fn merge_json(self, overrides: &Value) -> Result<Self, DedupError> {
+        self.merge_json_skipping(overrides, None)
+    }
+
+    /// [`DedupSettings::merge_json`] ignoring the field `skip` (one the caller has already
+    /// applied, such as the wasm bridge's `preset`), without copying the object to drop it.
+    pub(crate) fn merge_json_skipping(mut self, overrides: &Value, skip: Option<&str>) -> Result<Self, DedupError> {
         let obj = match overrides_object(overrides, "settings")? {
             Some(m) => m,
             None => return self.validate().map(|_| self),
         };
         for (key, value) in obj {
+            if Some(key.as_str()) == skip {
+                continue;
+            }
             match key.as_str() {
                 "ngramThreshold" => self.ngram_threshold = float_field("ngram_threshold", value)?,
                 "sentenceThreshold" => self.sentence_threshold = float_field("sentence_threshold", value)?,
@@ -179,6 +190,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Reads a float field, accepting the non-finite spellings so validation can name them.
+#[inline(never)]
 pub(crate) fn float_field(field: &'static str, v: &Value) -> Result<f64, DedupError> {
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
@@ -190,6 +202,7 @@ pub(crate) fn float_field(field: &'static str, v: &Value) -> Result<f64, DedupEr
 }
 
 /// Reads a non-negative integer field.
+#[inline(never)]
 pub(crate) fn count_field(field: &'static str, v: &Value) -> Result<usize, DedupError> {
     let f = float_field(field, v)?;
     if !f.is_finite() || f < 0.0 || f.fract() != 0.0 {

@@ -380,8 +380,22 @@ fn cut(s: &str, max: usize) -> String {
     out
 }
 
+/// Whitespace runs collapsed to one space, none at either end (`split_whitespace` joined by " ").
 fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    let mut pending = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            pending = !out.is_empty();
+        } else {
+            if pending {
+                out.push(' ');
+                pending = false;
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Lowercased, without `_`, `-`, `.` and whitespace.
@@ -398,7 +412,7 @@ fn is_volatile_key(key: &str, keys: &[String]) -> bool {
 }
 
 fn push_json_str(s: &str, out: &mut String) {
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    crate::json_num::push_json_str(out, s);
 }
 
 /// Writes the canonical form of `v`: object keys sorted, whitespace in strings collapsed, integral
@@ -420,8 +434,13 @@ fn canonical(v: &Value, mask: Option<&[String]>, key: Option<&str>, out: &mut St
                 out.push_str("\"<time>\"");
             } else if f.fract() == 0.0 && f.abs() < 9.0e15 {
                 out.push_str(&format!("{}", f as i64));
+            } else if let Some(i) = n.as_u64() {
+                out.push_str(&i.to_string());
+            } else if let Some(i) = n.as_i64() {
+                out.push_str(&i.to_string());
             } else {
-                out.push_str(&n.to_string());
+                // The text serde_json gives a float, without a second float printer in the wasm.
+                crate::json_num::push_f64(out, f);
             }
         }
         Value::String(s) => {
@@ -442,10 +461,10 @@ fn canonical(v: &Value, mask: Option<&[String]>, key: Option<&str>, out: &mut St
             out.push(']');
         }
         Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
+            // serde_json's map is ordered by key (the `preserve_order` feature is off; a test
+            // checks), so its order is the canonical one.
             out.push('{');
-            for (i, (k, item)) in entries.into_iter().enumerate() {
+            for (i, (k, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -593,6 +612,21 @@ fn after_volatile_word(b: &[u8], i: usize, keys: &[String]) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn collapse_ws_is_split_whitespace_joined() {
+        for t in ["", " ", "a", "  a  b\t\nc ", "x\u{3000}y\u{a0} z", "\u{2003}lead", "trail\u{85}"] {
+            assert_eq!(collapse_ws(t), t.split_whitespace().collect::<Vec<_>>().join(" "), "{:?}", t);
+        }
+    }
+
+    #[test]
+    fn json_objects_iterate_in_key_order() {
+        // `canonical` relies on it: the keys of a parsed object come out sorted.
+        let v: Value = serde_json::from_str(r#"{"b": 1, "a": 2, "C": 3, "aa": 4}"#).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["C", "a", "aa", "b"]);
+    }
 
     fn run(m: &mut ToolCallMonitor, calls: &[(&str, Value)]) -> Vec<StreamAction> {
         calls.iter().map(|(n, a)| m.record(n, a).action).collect()

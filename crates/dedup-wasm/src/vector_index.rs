@@ -3,7 +3,7 @@
 //! `sweep()` and `compact()` need.
 
 use crate::error::DedupError;
-use crate::hash::{DetMap, DetSet};
+use crate::hash::DetMap;
 use crate::hnsw::{Hnsw, HnswParams};
 use crate::vector::{inverse_norm, unit, Query, Rows, TopK};
 
@@ -52,7 +52,8 @@ pub struct VectorIndex {
     cfg: IndexConfig,
     rows: Rows,
     row_key: Vec<u32>,
-    key_row: DetMap<u32, u32>,
+    /// Key -> row. Keyed u64 -> usize like the guard's maps, so the wasm compiles one table type.
+    key_row: DetMap<u64, usize>,
     next_key: u32,
     graph: Option<Hnsw>,
 }
@@ -126,7 +127,7 @@ impl VectorIndex {
         self.next_key += 1;
         let row = self.rows.push(v, inv);
         self.row_key.push(key);
-        self.key_row.insert(key, row);
+        self.key_row.insert(u64::from(key), row as usize);
         let ef = scaled_ef(self.cfg.ef_construction, self.rows.live_count());
         let found = match self.graph.as_mut() {
             Some(g) => g.insert(&self.rows, row, ef),
@@ -158,8 +159,8 @@ impl VectorIndex {
 
     /// Removes a key; false when it is not stored.
     pub fn remove(&mut self, key: u32) -> bool {
-        let row = match self.key_row.remove(&key) {
-            Some(r) => r,
+        let row = match self.key_row.remove(&u64::from(key)) {
+            Some(r) => r as u32,
             None => return false,
         };
         self.rows.kill(row);
@@ -179,7 +180,7 @@ impl VectorIndex {
             if self.rows.is_live(r) {
                 let nr = rows.push(self.rows.row(r), self.rows.inv(r));
                 row_key.push(self.row_key[r as usize]);
-                key_row.insert(self.row_key[r as usize], nr);
+                key_row.insert(u64::from(self.row_key[r as usize]), nr as usize);
             }
         }
         self.rows = rows;
@@ -201,13 +202,13 @@ impl VectorIndex {
 
     /// The vector stored under `key`, as it was added.
     pub fn get(&self, key: u32) -> Option<&[f32]> {
-        self.key_row.get(&key).map(|&r| self.rows.row(r))
+        self.key_row.get(&u64::from(key)).map(|&r| self.rows.row(r as u32))
     }
 
     /// Cosine similarity of two stored vectors.
     pub fn score(&self, a: u32, b: u32) -> Option<f32> {
-        match (self.key_row.get(&a), self.key_row.get(&b)) {
-            (Some(&ra), Some(&rb)) => Some(self.rows.score_rows(ra, rb)),
+        match (self.key_row.get(&u64::from(a)), self.key_row.get(&u64::from(b))) {
+            (Some(&ra), Some(&rb)) => Some(self.rows.score_rows(ra as u32, rb as u32)),
             _ => None,
         }
     }
@@ -260,17 +261,18 @@ impl VectorIndex {
                 }
             }
             Some(g) => {
-                let mut seen: DetSet<u32> = DetSet::default();
+                // Rows already scored against `a`: `seen[c] == a + 1`.
+                let mut seen: Vec<u32> = vec![0; self.rows.len()];
                 for &a in &live {
-                    seen.clear();
                     for l in g.links0(a) {
                         if l.score < threshold {
                             continue;
                         }
                         for c in std::iter::once(l.node).chain(g.links0(l.node).iter().filter(|l2| l2.score >= threshold).map(|l2| l2.node)) {
-                            if c == a || !self.rows.is_live(c) || !seen.insert(c) {
+                            if c == a || !self.rows.is_live(c) || seen[c as usize] == a + 1 {
                                 continue;
                             }
+                            seen[c as usize] = a + 1;
                             let s = self.rows.score_rows(a, c);
                             if s >= threshold {
                                 out.push((a.min(c), a.max(c), s));
@@ -278,7 +280,7 @@ impl VectorIndex {
                         }
                     }
                 }
-                out.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+                crate::order::sort_stable_by(&mut out, |x, y| (x.0, x.1).cmp(&(y.0, y.1)));
                 out.dedup_by(|x, y| x.0 == y.0 && x.1 == y.1);
             }
         }
@@ -289,7 +291,7 @@ impl VectorIndex {
                 (ka.min(kb), ka.max(kb), s)
             })
             .collect();
-        keyed.sort_by(|x, y| y.2.total_cmp(&x.2).then_with(|| (x.0, x.1).cmp(&(y.0, y.1))));
+        crate::order::sort_stable_by(&mut keyed, |x, y| y.2.total_cmp(&x.2).then_with(|| (x.0, x.1).cmp(&(y.0, y.1))));
         keyed
     }
 
@@ -299,28 +301,44 @@ impl VectorIndex {
     /// vectors with no neighbor above the threshold are in no cluster.
     pub fn clusters(&self, threshold: f32) -> Vec<Vec<u32>> {
         let pairs = self.pairs(threshold);
-        let mut adj: DetMap<u32, Vec<(u32, f32)>> = DetMap::default();
+        // Keys that have a pair, each with its neighbours (key, score); `slot` finds a key's place.
+        let mut slot: DetMap<u64, usize> = DetMap::default();
+        let mut keys: Vec<u32> = Vec::new();
+        let mut adj: Vec<Vec<(u32, f32)>> = Vec::new();
+        let mut place = |k: u32, keys: &mut Vec<u32>, adj: &mut Vec<Vec<(u32, f32)>>| -> usize {
+            let next = keys.len();
+            let at = *slot.entry(u64::from(k)).or_insert(next);
+            if at == next {
+                keys.push(k);
+                adj.push(Vec::new());
+            }
+            at
+        };
         for &(a, b, s) in &pairs {
-            adj.entry(a).or_insert_with(Vec::new).push((b, s));
-            adj.entry(b).or_insert_with(Vec::new).push((a, s));
+            let ia = place(a, &mut keys, &mut adj);
+            adj[ia].push((b, s));
+            let ib = place(b, &mut keys, &mut adj);
+            adj[ib].push((a, s));
         }
-        let mut order: Vec<(usize, u32)> = adj.iter().map(|(&k, v)| (v.len(), k)).collect();
-        order.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
-        let mut taken: DetSet<u32> = DetSet::default();
+        let mut order: Vec<(usize, u32)> = adj.iter().zip(&keys).map(|(v, &k)| (v.len(), k)).collect();
+        crate::order::sort_stable_by(&mut order, |x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+        let at = |k: u32| slot.get(&u64::from(k)).copied().unwrap_or(usize::MAX);
+        let mut taken = vec![false; keys.len()];
+        let is_taken = |taken: &[bool], k: u32| taken.get(at(k)).copied().unwrap_or(false);
         let mut out = Vec::new();
         for (_, leader) in order {
-            if taken.contains(&leader) {
+            if is_taken(&taken, leader) {
                 continue;
             }
-            let mut members: Vec<(u32, f32)> = adj.get(&leader).map_or(Vec::new(), |v| v.iter().copied().filter(|(m, _)| !taken.contains(m)).collect());
+            let mut members: Vec<(u32, f32)> = adj[at(leader)].iter().copied().filter(|&(m, _)| !is_taken(&taken, m)).collect();
             if members.is_empty() {
                 continue;
             }
-            members.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
-            taken.insert(leader);
+            crate::order::sort_stable_by(&mut members, |x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+            taken[at(leader)] = true;
             let mut cluster = vec![leader];
             for (m, _) in members {
-                taken.insert(m);
+                taken[at(m)] = true;
                 cluster.push(m);
             }
             out.push(cluster);
