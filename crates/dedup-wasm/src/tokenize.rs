@@ -77,27 +77,17 @@ impl TokenStream {
     /// CJK (which does).
     #[inline]
     pub(crate) fn push(&mut self, ch: u32, mut emit: impl FnMut(u64, bool, bool)) {
-        // ASCII (most of the text in most outputs): a word char is a letter, a digit or '_', and no
-        // ASCII char is CJK.
-        if ch < 0x80 {
+        // ASCII (most of the text in most outputs) is classified without the Unicode tables: a word
+        // char is a letter, a digit or '_', and no ASCII char is CJK.
+        let (word_char, cjk) = if ch < 0x80 {
             let b = ch as u8;
-            if b.is_ascii_alphanumeric() || b == b'_' {
-                if self.word.is_none() {
-                    self.word = Some(SeqHasher::new());
-                    self.word_is_number = true;
-                }
-                if let Some(w) = self.word.as_mut() {
-                    w.push(ch);
-                }
-                self.word_is_number &= b.is_ascii_digit();
-            } else if let Some(w) = self.word.take() {
-                emit(w.finish(), self.word_is_number, false);
-            }
-            return;
-        }
-        let c = char::from_u32(ch).unwrap_or(' ');
-        let cjk = is_cjk(c);
-        if !cjk && is_word_char(c) {
+            (b.is_ascii_alphanumeric() || b == b'_', false)
+        } else {
+            let c = char::from_u32(ch).unwrap_or(' ');
+            let cjk = is_cjk(c);
+            (!cjk && is_word_char(c), cjk)
+        };
+        if word_char {
             if self.word.is_none() {
                 self.word = Some(SeqHasher::new());
                 self.word_is_number = true;
@@ -105,7 +95,7 @@ impl TokenStream {
             if let Some(w) = self.word.as_mut() {
                 w.push(ch);
             }
-            self.word_is_number &= c.is_ascii_digit();
+            self.word_is_number &= (0x30..=0x39).contains(&ch);
             return;
         }
         if let Some(w) = self.word.take() {
