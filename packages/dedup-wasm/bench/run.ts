@@ -4,7 +4,11 @@
  *
  * `pnpm bench` (from the repository root) builds everything first; `pnpm exec tsx bench/run.ts`
  * runs just this. Pass file name fragments to run only some: `tsx bench/run.ts core`.
+ *
+ * Each file runs in a process of its own: a bench that follows another in the same process inherits
+ * its heap, its grown wasm memory and its compiled code, and measured up to a third slower for it.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -40,13 +44,28 @@ const widths = [46, 12, 10];
 const line = (cells: string[]): string =>
   cells.map((c, i) => (i === 1 ? c.padStart(widths[i]!) : i < widths.length ? c.padEnd(widths[i]!) : c)).join(' | ');
 
-console.log(line(['name', 'value', 'unit', 'target']));
-console.log('-'.repeat(widths.reduce((a, b) => a + b + 3, 0) + 12));
-for (const file of files) {
+/** Set in the child process that runs one file. */
+const ONE_FILE = 'DEDUP_BENCH_ONE_FILE';
+
+if (process.env[ONE_FILE]) {
+  await runFile(process.env[ONE_FILE]);
+} else {
+  console.log(line(['name', 'value', 'unit', 'target']));
+  console.log('-'.repeat(widths.reduce((a, b) => a + b + 3, 0) + 12));
+  for (const file of files) {
+    // The same node, with the same loader flags (tsx's), so the child can import TypeScript.
+    execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+      stdio: 'inherit',
+      env: { ...process.env, [ONE_FILE]: file },
+    });
+  }
+}
+
+async function runFile(file: string): Promise<void> {
   const mod = (await import(pathToFileURL(join(here, file)).href)) as { run?: BenchRun };
   if (typeof mod.run !== 'function') {
     console.log(`(${file}: no run() export, skipped)`);
-    continue;
+    return;
   }
   await mod.run((row) => console.log(line([row.name, format(row.value), row.unit, row.target ?? ''])));
 }
