@@ -130,7 +130,8 @@ impl SentenceSplitter {
     /// Feeds one char; returns the sentence it completed (the char itself belongs to the next one).
     pub(crate) fn push(&mut self, c: char) -> Option<SentenceEnd> {
         // The common case, an ASCII letter or digit in the middle of a sentence: it only extends the
-        // sentence and the current word (the same steps as `append`, without its char tests).
+        // sentence and the current word (the steps of `append` without its char tests; calling
+        // `append` here costs about 5% more instructions per char of the whole stream).
         if c.is_ascii_alphanumeric() && !self.closing && self.dot_waiting.is_none() {
             if self.first.is_none() {
                 self.first = Some(self.at);

@@ -3,19 +3,12 @@
  * the package creates is recorded, and lets a test make one export receive a bogus pointer, which
  * makes the real core trap (out-of-bounds memory access). Import it before `initDedupWasm()`.
  */
+import type { CoreExports } from '../../src/wasm/loader.js';
+
 const Original = WebAssembly.Instance;
 
-/** Raw exports used by tests. */
-export interface RawExports {
-  memory: WebAssembly.Memory;
-  dw_alloc(len: number): number;
-  dw_free(ptr: number, len: number): void;
-  dw_out_ptr(): number;
-  dw_out_len(): number;
-  dw_settings_resolve(ptr: number, len: number): number;
-  dw_stream_count(): number;
-  [name: string]: unknown;
-}
+/** Raw exports as the package declares them, plus any export looked up by name. */
+export type RawExports = CoreExports & { [name: string]: unknown };
 
 /** Every instance created since this module was loaded, oldest first. */
 export const instances: WebAssembly.Instance[] = [];
