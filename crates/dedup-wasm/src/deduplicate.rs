@@ -534,6 +534,7 @@ impl StreamingState {
 
     /// Changes whenever the evidence of the latest check differs from that of the check before it
     /// (and on the first check).
+    #[cfg_attr(not(feature = "abi-detect"), allow(dead_code))] // read only by the wasm ABI
     pub(crate) fn evidence_serial(&self) -> u64 {
         self.evidence_serial
     }
@@ -586,6 +587,7 @@ impl StreamingState {
         self.content.live_section().map(|s| s.public())
     }
 
+    #[cfg_attr(not(feature = "abi-detect"), allow(dead_code))] // read only by the wasm ABI
     pub(crate) fn live_section_spans(&self) -> Option<Section> {
         self.content.live_section()
     }

@@ -748,6 +748,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "abi-detect")]
     fn ffi_round_trip() {
         use crate::ffi::*;
         let out = || serde_json::from_slice::<Value>(&out_bytes()).unwrap();
