@@ -28,11 +28,16 @@ export class DedupTypeError extends TypeError implements ArgumentErrorDetails {
   }
 }
 
-/** A function was called before {@link initDedupWasm} finished. */
+/** A function was called before {@link initDedupWasm} loaded the wasm module it runs on. */
 export class DedupNotInitializedError extends Error {
   override readonly name = 'DedupNotInitializedError';
-  constructor() {
-    super('dedup-wasm is not initialized: call and await initDedupWasm() once before using it');
+  /** @param module - the module that is missing: detection (the default) or memory dedup */
+  constructor(module: 'detect' | 'memory' = 'detect') {
+    super(
+      module === 'detect'
+        ? 'dedup-wasm is not initialized: call and await initDedupWasm() once before using it'
+        : 'the memory-dedup module of dedup-wasm is not loaded: call and await initDedupWasm() (with no argument it loads both modules; with sources, pass { memory })',
+    );
   }
 }
 

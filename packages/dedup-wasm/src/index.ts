@@ -9,7 +9,7 @@
  * because embedders are).
  * @packageDocumentation
  */
-export { initDedupWasm, isDedupWasmReady, type WasmSource } from './wasm/loader.js';
+export { initDedupWasm, isDedupWasmReady, type WasmSource, type WasmSources } from './wasm/loader.js';
 export {
   DedupRangeError,
   DedupTypeError,

@@ -1,8 +1,9 @@
 /**
  * The ESM build in a real browser: headless Chromium (Debian's, installed by scripts/setup.sh)
  * loads a page from a localhost server started here, which imports `dist/index.js`, initializes
- * the core from a URL, runs `checkRepetition` and a streaming monitor, and starts a module Web
- * Worker that initializes the core from bytes and runs a monitor there. Playwright only drives the
+ * the detection module from a URL and then the memory module, runs `checkRepetition` and a streaming
+ * monitor, and starts a module Web Worker that initializes the core from bytes (and both modules
+ * from their packaged URLs) and runs a monitor there. Playwright only drives the
  * browser over the DevTools protocol; it never downloads one.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,11 +29,15 @@ const chunksOf = (t) => t.match(/[\\s\\S]{1,16}/g);`;
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>dedup-wasm</title>
 <script type="module">
-import { initDedupWasm, checkRepetition, monitorStream, RepetitionAbortError } from '/pkg/dist/index.js';
+import { initDedupWasm, checkRepetition, monitorStream, RepetitionAbortError, normalizeMemoryText } from '/pkg/dist/index.js';
 ${LOOP_JS}
 try {
   await initDedupWasm(new URL('/pkg/wasm/dedup_wasm.wasm', import.meta.url));
   const result = { repeated: checkRepetition(loop).repeated, clean: checkRepetition(prose).repeated };
+  // Memory dedup needs its own module; until it is loaded its calls say so.
+  try { normalizeMemoryText('x'); result.memoryBefore = 'loaded'; } catch (e) { result.memoryBefore = e.name; }
+  await initDedupWasm({ memory: new URL('/pkg/wasm/dedup_memory.wasm', import.meta.url) });
+  result.memoryAfter = normalizeMemoryText('User LIKES coffee.').text;
   const chunks = chunksOf(loop);
   const state = { pulled: 0, cancelled: false };
   let i = 0;
@@ -61,7 +66,7 @@ try {
 }
 </script>`;
 
-const WORKER = `import { initDedupWasm, checkRepetition, monitorStream, RepetitionAbortError } from '/pkg/dist/index.js';
+const WORKER = `import { initDedupWasm, checkRepetition, monitorStream, RepetitionAbortError, cosineSimilarity } from '/pkg/dist/index.js';
 ${LOOP_JS}
 // The INTEGRATION.md worker recipe: init from bytes, then watch a streamed HTTP response.
 const ready = fetch('/pkg/wasm/dedup_wasm.wasm').then((r) => r.arrayBuffer()).then((bytes) => initDedupWasm(bytes));
@@ -69,6 +74,9 @@ onmessage = async ({ data: { url } }) => {
   try {
     await ready;
     const out = { repeated: checkRepetition(loop).repeated, inWorker: typeof window === 'undefined' };
+    // With no argument, both modules load from next to the package's code.
+    await initDedupWasm();
+    out.cosine = cosineSimilarity([1, 0], [1, 0]);
     const response = await fetch(url);
     const text = response.body.pipeThrough(new TextDecoderStream());
     const reader = monitorStream(text, { onAbort: (e) => { out.stream = 'aborted:' + e.evidence.rule; } }).getReader();
@@ -160,10 +168,10 @@ const browserSuite = (): void => {
       const result = (await page.evaluate(() => (window as unknown as { __result: unknown }).__result)) as Record<string, unknown>;
       expect(consoleErrors).toEqual([]);
       expect(result.error).toBeUndefined();
-      expect(result).toMatchObject({ repeated: true, clean: false, cancelled: true });
+      expect(result).toMatchObject({ repeated: true, clean: false, cancelled: true, memoryBefore: 'DedupNotInitializedError', memoryAfter: 'user likes coffee' });
       expect(result.stream).toMatch(/^aborted:\S+/);
       expect(result.pulled as number).toBeLessThan(result.total as number);
-      expect(result.worker).toMatchObject({ repeated: true, inWorker: true, cut: true, cleanPassed: true });
+      expect(result.worker).toMatchObject({ repeated: true, inWorker: true, cut: true, cleanPassed: true, cosine: 1 });
       expect((result.worker as Record<string, unknown>).stream).toMatch(/^aborted:\S+/);
       // Cancelling the monitored stream reached the network: the server saw the client hang up.
       await expect.poll(() => model.closedEarly, { timeout: 10_000 }).toBe(true);

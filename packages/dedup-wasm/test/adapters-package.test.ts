@@ -66,6 +66,7 @@ describe('the packed package', () => {
     const root = join(project, 'node_modules', 'dedup-wasm');
     const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
     expect(existsSync(join(root, 'wasm', 'dedup_wasm.wasm'))).toBe(true);
+    expect(existsSync(join(root, 'wasm', 'dedup_memory.wasm'))).toBe(true);
     for (const [subpath, entry] of Object.entries(manifest.exports)) {
       if (typeof entry === 'string') {
         expect(existsSync(join(root, entry)), `${subpath} -> ${entry}`).toBe(true);

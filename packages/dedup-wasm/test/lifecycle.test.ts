@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dist = new URL('../dist/index.js', import.meta.url).href;
 const wasmPath = fileURLToPath(new URL('../wasm/dedup_wasm.wasm', import.meta.url));
+const memoryWasmPath = fileURLToPath(new URL('../wasm/dedup_memory.wasm', import.meta.url));
 
 /** Runs an ES module snippet in a fresh Node process; returns what it printed. */
 function runModule(code: string, flags: string[] = []): string {
@@ -47,6 +48,40 @@ describe('initDedupWasm sources (each in a fresh process)', () => {
     expect(msgs[1]).toMatch(/HTTP 404/);
     expect(msgs[2]).toBe('CompileError');
     expect(msgs.slice(3)).toEqual(['false', 'true']);
+  });
+
+  it('loads only the modules named in a sources object; memory calls say what is missing', () => {
+    const out = runModule(`
+      import { readFileSync } from 'node:fs';
+      const api = await import(${JSON.stringify(dist)});
+      const memory = await import(${JSON.stringify(new URL('../dist/memory.js', import.meta.url).href)});
+      const msgs = [];
+      await api.initDedupWasm({ detect: readFileSync(${JSON.stringify(wasmPath)}) });
+      msgs.push(api.tokenize('Hello world').join(' '));
+      try { memory.normalizeMemoryText('User LIKES coffee.'); } catch (e) { msgs.push(e.name + ': ' + e.message); }
+      await api.initDedupWasm({ memory: readFileSync(${JSON.stringify(memoryWasmPath)}) });
+      msgs.push(memory.normalizeMemoryText('User LIKES coffee.').text);
+      try { await api.initDedupWasm({}); } catch (e) { msgs.push(e.constructor.name + ': ' + e.message); }
+      console.log(JSON.stringify(msgs));`);
+    const msgs = JSON.parse(out) as string[];
+    expect(msgs[0]).toBe('hello world');
+    expect(msgs[1]).toMatch(/^DedupNotInitializedError: the memory-dedup module .*\{ memory \}/);
+    expect(msgs[2]).toBe('user likes coffee');
+    expect(msgs[3]).toMatch(/^TypeError: initDedupWasm: the sources object names neither/);
+  });
+
+  it('each module exports its own group of calls and the shared allocation calls', () => {
+    const names = (path: string): string[] => WebAssembly.Module.exports(new WebAssembly.Module(readFileSync(path))).map((e) => e.name);
+    const detect = names(wasmPath);
+    const memory = names(memoryWasmPath);
+    for (const shared of ['memory', 'dw_alloc', 'dw_free', 'dw_out_ptr', 'dw_out_len']) {
+      expect(detect).toContain(shared);
+      expect(memory).toContain(shared);
+    }
+    expect(detect).toEqual(expect.arrayContaining(['dw_check_repetition', 'dw_stream_feed', 'dw_toolcalls_record', 'dw_guard_dedup']));
+    expect(detect.filter((n) => /^dw_(index|vector|memory|lexical)_/.test(n))).toEqual([]);
+    expect(memory).toEqual(expect.arrayContaining(['dw_index_new', 'dw_index_search', 'dw_vector_cosine', 'dw_memory_normalize', 'dw_lexical_embed']));
+    expect(memory.filter((n) => /^dw_(settings|tokenize|text|check|is|stream|toolcalls|guard)_?/.test(n))).toEqual([]);
   });
 
   it('the CommonJS build loads and runs too', () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { instances, raw, trapNextCall } from './helpers/core-spy.js';
+import { instances, raw, rawMemory, trapNextCall } from './helpers/core-spy.js';
 import * as api from '../dist/index.js';
 
 const LOOP_UNIT = 'I will check the configuration file again. ';
@@ -68,6 +68,36 @@ describe('a trap in the core', () => {
     expect(() => m.feedChunk('two')).toThrow(api.DedupWasmTrapError);
     m.reset();
     expect(m.feedChunk('three').charsSeen).toBe(5);
+    m.dispose();
+  });
+});
+
+describe('a trap in the memory-dedup module', () => {
+  it('restarts that module only: detection streams keep their state, vector indexes are lost', () => {
+    const m = api.createStreamingDedup();
+    m.feedChunk('A stream that lives in the detection module. ');
+    const index = new api.WasmVectorIndex(2);
+    index.add(new Float32Array([1, 0]));
+    const detection = raw();
+    trapNextCall('dw_memory_normalize');
+    let caught: unknown;
+    try {
+      api.normalizeMemoryText('User likes coffee');
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(api.DedupWasmTrapError);
+    expect((caught as Error).message).toMatch(/memory module trapped/);
+    expect(api.normalizeMemoryText('User LIKES coffee.').text).toBe('user likes coffee');
+    // The detection instance was not replaced, and the stream goes on where it was.
+    expect(raw()).toBe(detection);
+    expect(m.feedChunk('More text.').charsSeen).toBe(55);
+    expect(() => index.size).toThrow(/lost when the core restarted/);
+    const fresh = new api.WasmVectorIndex(2);
+    fresh.add(new Float32Array([0, 1]));
+    expect(rawMemory().dw_index_count()).toBe(1);
+    fresh.dispose();
+    index.dispose();
     m.dispose();
   });
 });

@@ -6,8 +6,18 @@
  */
 import { DedupRangeError, DedupTypeError, DedupWasmTrapError } from '../errors.js';
 import { call, readOut, release, throwCoreError, withStrings, type Input } from '../wasm/abi.js';
-import { epoch, type CoreExports } from '../wasm/loader.js';
+import { memoryModule, type MemoryExports } from '../wasm/loader.js';
 import { handleRegistry } from '../wasm/handles.js';
+
+/** Runs `f` against the memory-dedup module. */
+function callMemory<T>(f: (x: MemoryExports) => T): T {
+  return call(f, memoryModule);
+}
+
+/** {@link withStrings} on the memory-dedup module. */
+function withMemoryStrings<T>(texts: string[], f: (x: MemoryExports, inputs: Input[]) => T): T {
+  return withStrings(texts, f, memoryModule);
+}
 
 /** A text after normalization for the exact tier, with its hash. */
 export interface NormalizedText {
@@ -25,7 +35,7 @@ export interface NormalizedText {
  */
 export function normalizeMemoryText(content: string): NormalizedText {
   if (typeof content !== 'string') throw new DedupTypeError('content', 'must be a string');
-  return withStrings([content.normalize('NFKC')], (x, [t]) => {
+  return withMemoryStrings([content.normalize('NFKC')], (x, [t]) => {
     if (x.dw_memory_normalize(t!.ptr, t!.len) < 0) throwCoreError(x);
     const out = readOut(x);
     return { hash: out.slice(0, 32), text: out.slice(32) };
@@ -33,7 +43,7 @@ export function normalizeMemoryText(content: string): NormalizedText {
 }
 
 /** Copies f32 values into wasm memory. */
-function putF32(x: CoreExports, v: Float32Array): Input {
+function putF32(x: MemoryExports, v: Float32Array): Input {
   if (v.length === 0) return { ptr: 0, len: 0, cap: 0 };
   const len = v.length * 4;
   const ptr = x.dw_alloc(len);
@@ -43,7 +53,7 @@ function putF32(x: CoreExports, v: Float32Array): Input {
 }
 
 /** A copy of the output buffer. */
-function outCopy(x: CoreExports): ArrayBuffer {
+function outCopy(x: MemoryExports): ArrayBuffer {
   const ptr = x.dw_out_ptr();
   return x.memory.buffer.slice(ptr, ptr + x.dw_out_len());
 }
@@ -85,7 +95,7 @@ export function toEmbedding(value: unknown, field: string, dim?: number): Float3
 export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const va = toEmbedding(a, 'a');
   const vb = toEmbedding(b, 'b', va.length);
-  return call((x) => {
+  return callMemory((x) => {
     const ia = putF32(x, va);
     const ib = putF32(x, vb);
     try {
@@ -102,7 +112,7 @@ export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): nu
 /** The lexical embedding of a text (see `createLexicalEmbedder`). */
 export function lexicalEmbed(text: string, dims: number): Float32Array {
   if (typeof text !== 'string') throw new DedupTypeError('text', 'must be a string');
-  return withStrings([text.normalize('NFKC')], (x, [t]) => {
+  return withMemoryStrings([text.normalize('NFKC')], (x, [t]) => {
     if (x.dw_lexical_embed(t!.ptr, t!.len, dims) < 0) throwCoreError(x);
     return new Float32Array(outCopy(x));
   });
@@ -138,7 +148,7 @@ function intOption(v: number | undefined, field: string, min: number, max: numbe
   return v;
 }
 
-const registry = handleRegistry((x, handle) => x.dw_index_free(handle));
+const registry = handleRegistry<MemoryExports>((x, handle) => x.dw_index_free(handle), memoryModule);
 
 function readMatches(buf: ArrayBuffer, offset: number, count: number): KeyMatch[] {
   const dv = new DataView(buf);
@@ -167,26 +177,26 @@ export class WasmVectorIndex {
     const m = intOption(options.m, 'm', 2, 64);
     const efc = intOption(options.efConstruction, 'efConstruction', 1, 4096);
     const efs = intOption(options.efSearch, 'efSearch', 1, 4096);
-    const handle = call((x) => {
+    const handle = callMemory((x) => {
       const h = x.dw_index_new(this.dim, ann, m, efc, efs);
       if (h === 0) throwCoreError(x);
       return h;
     });
-    this.slot = { handle, epoch: epoch() };
+    this.slot = { handle, epoch: memoryModule.epoch() };
     registry.register(this, this.slot, this);
   }
 
   private live(): number {
     if (!this.slot) throw new Error('dedup-wasm: this vector index was disposed');
-    if (this.slot.epoch !== epoch()) {
+    if (this.slot.epoch !== memoryModule.epoch()) {
       throw new DedupWasmTrapError('dedup-wasm: this vector index was lost when the core restarted after a trap; rebuild it');
     }
     return this.slot.handle;
   }
 
-  private withVector<T>(v: Float32Array, f: (x: CoreExports, h: number, input: Input) => T): T {
+  private withVector<T>(v: Float32Array, f: (x: MemoryExports, h: number, input: Input) => T): T {
     const h = this.live();
-    return call((x) => {
+    return callMemory((x) => {
       const input = putF32(x, v);
       try {
         return f(x, h, input);
@@ -239,13 +249,13 @@ export class WasmVectorIndex {
   /** Removes a key; false when it is not stored. */
   remove(key: number): boolean {
     const h = this.live();
-    return call((x) => x.dw_index_remove(h, key)) === 1;
+    return callMemory((x) => x.dw_index_remove(h, key)) === 1;
   }
 
   /** The stored vector, or null. */
   get(key: number): Float32Array | null {
     const h = this.live();
-    return call((x) => {
+    return callMemory((x) => {
       const n = x.dw_index_get(h, key);
       if (n < 0) throwCoreError(x);
       return n === 0 ? null : new Float32Array(outCopy(x));
@@ -255,14 +265,14 @@ export class WasmVectorIndex {
   /** Cosine similarity of two stored vectors, or null when either is missing. */
   score(a: number, b: number): number | null {
     const h = this.live();
-    const s = call((x) => x.dw_index_score(h, a, b));
+    const s = callMemory((x) => x.dw_index_score(h, a, b));
     return s < -1.5 ? null : s;
   }
 
   /** Every pair with similarity >= threshold as `[keyA, keyB, similarity]`, most similar first. */
   pairs(threshold: number): Array<[number, number, number]> {
     const h = this.live();
-    return call((x) => {
+    return callMemory((x) => {
       const n = x.dw_index_pairs(h, threshold);
       if (n < 0) throwCoreError(x);
       const dv = new DataView(outCopy(x));
@@ -278,7 +288,7 @@ export class WasmVectorIndex {
    */
   clusters(threshold: number): number[][] {
     const h = this.live();
-    return call((x) => {
+    return callMemory((x) => {
       const n = x.dw_index_clusters(h, threshold);
       if (n < 0) throwCoreError(x);
       const words = new Uint32Array(outCopy(x));
@@ -296,13 +306,13 @@ export class WasmVectorIndex {
   /** Live vectors. */
   get size(): number {
     const h = this.live();
-    return call((x) => x.dw_index_len(h));
+    return callMemory((x) => x.dw_index_len(h));
   }
 
   /** Removes every vector. */
   clear(): void {
     const h = this.live();
-    call((x) => x.dw_index_clear(h));
+    callMemory((x) => x.dw_index_clear(h));
   }
 
   /** Frees the index; later calls throw. */
@@ -311,6 +321,6 @@ export class WasmVectorIndex {
     const slot = this.slot;
     this.slot = null;
     registry.unregister(this);
-    if (slot.epoch === epoch()) call((x) => x.dw_index_free(slot.handle));
+    if (slot.epoch === memoryModule.epoch()) callMemory((x) => x.dw_index_free(slot.handle));
   }
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { DedupWasmTrapError, toArgumentError, type CoreError } from '../errors.js';
-import { core, recover, type CoreExports } from './loader.js';
+import { detectModule, type CoreExports, type SharedExports, type WasmModuleSlot } from './loader.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -20,7 +20,7 @@ export interface Input {
 }
 
 /** Copies `text` into wasm memory as UTF-8 (lone surrogates become U+FFFD, one UTF-16 unit each). */
-export function putString(x: CoreExports, text: string): Input {
+export function putString(x: SharedExports, text: string): Input {
   if (text.length === 0) return { ptr: 0, len: 0, cap: 0 };
   // UTF-8 needs at most 3 bytes per UTF-16 unit.
   const cap = text.length * 3;
@@ -31,13 +31,13 @@ export function putString(x: CoreExports, text: string): Input {
 }
 
 /** A reusable input region, so a stream feed (thousands per second) needs no alloc and free. */
-let scratch: { x: CoreExports; ptr: number; cap: number } | null = null;
+let scratch: { x: SharedExports; ptr: number; cap: number } | null = null;
 
 /**
  * Copies `text` into a region of wasm memory reused from call to call (grown when too small). The
  * bytes are only valid until the next call of this function; never release them.
  */
-export function putScratchString(x: CoreExports, text: string): Input {
+export function putScratchString(x: SharedExports, text: string): Input {
   if (text.length === 0) return { ptr: 0, len: 0, cap: 0 };
   const need = text.length * 3;
   if (scratch === null || scratch.x !== x || scratch.cap < need) {
@@ -53,46 +53,51 @@ export function putScratchString(x: CoreExports, text: string): Input {
 }
 
 /** Releases an {@link Input}. */
-export function release(x: CoreExports, input: Input): void {
+export function release(x: SharedExports, input: Input): void {
   if (input.cap !== 0) x.dw_free(input.ptr, input.cap);
 }
 
 /** Reads the output buffer as a string. */
-export function readOut(x: CoreExports): string {
+export function readOut(x: SharedExports): string {
   const len = x.dw_out_len();
   if (len === 0) return '';
   return decoder.decode(new Uint8Array(x.memory.buffer, x.dw_out_ptr(), len));
 }
 
 /** Reads the output buffer as JSON. */
-export function readJson<T>(x: CoreExports): T {
+export function readJson<T>(x: SharedExports): T {
   return JSON.parse(readOut(x)) as T;
 }
 
 /** Throws the typed error the core reported. */
-export function throwCoreError(x: CoreExports): never {
+export function throwCoreError(x: SharedExports): never {
   throw toArgumentError(readJson<CoreError>(x));
 }
 
 /**
- * Runs `f` against the core. A trap (`WebAssembly.RuntimeError`) is rethrown as
- * {@link DedupWasmTrapError} after the instance is replaced.
+ * Runs `f` against a module: the detection module unless `module` names another. A trap
+ * (`WebAssembly.RuntimeError`) is rethrown as {@link DedupWasmTrapError} after the instance is
+ * replaced.
  */
-export function call<T>(f: (x: CoreExports) => T): T {
-  const x = core();
+export function call<T, X extends SharedExports = CoreExports>(f: (x: X) => T, module: WasmModuleSlot<X> = detectModule as unknown as WasmModuleSlot<X>): T {
+  const x = module.exports();
   try {
     return f(x);
   } catch (e) {
     if (e instanceof WebAssembly.RuntimeError) {
-      recover();
-      throw new DedupWasmTrapError(`dedup-wasm core trapped (${e.message}); it was restarted`, { cause: e });
+      module.recover();
+      throw new DedupWasmTrapError(`dedup-wasm ${module.name} module trapped (${e.message}); it was restarted`, { cause: e });
     }
     throw e;
   }
 }
 
 /** Calls an export taking strings; the strings are copied in and released afterwards. */
-export function withStrings<T>(texts: string[], f: (x: CoreExports, inputs: Input[]) => T): T {
+export function withStrings<T, X extends SharedExports = CoreExports>(
+  texts: string[],
+  f: (x: X, inputs: Input[]) => T,
+  module: WasmModuleSlot<X> = detectModule as unknown as WasmModuleSlot<X>,
+): T {
   return call((x) => {
     const inputs: Input[] = [];
     try {
@@ -101,7 +106,7 @@ export function withStrings<T>(texts: string[], f: (x: CoreExports, inputs: Inpu
     } finally {
       for (const i of inputs) release(x, i);
     }
-  });
+  }, module);
 }
 
 /** JSON for the core: non-finite numbers are sent as strings so the core can name them. */

@@ -4,7 +4,7 @@
  * @module
  */
 import { call } from './abi.js';
-import { epoch, type CoreExports } from './loader.js';
+import { detectModule, type CoreExports, type SharedExports, type WasmModuleSlot } from './loader.js';
 
 /** A core handle and the instance epoch it belongs to (a handle dies with its instance). */
 export interface CoreSlot {
@@ -16,10 +16,13 @@ export interface CoreSlot {
  * A FinalizationRegistry that frees a forgotten handle with `free` — unless the instance it
  * belonged to was replaced after a trap, in which case there is nothing left to free.
  */
-export function handleRegistry(free: (x: CoreExports, handle: number) => void): FinalizationRegistry<CoreSlot> {
+export function handleRegistry<X extends SharedExports = CoreExports>(
+  free: (x: X, handle: number) => void,
+  module: WasmModuleSlot<X> = detectModule as unknown as WasmModuleSlot<X>,
+): FinalizationRegistry<CoreSlot> {
   return new FinalizationRegistry<CoreSlot>((slot) => {
     try {
-      if (slot.epoch === epoch()) call((x) => free(x, slot.handle));
+      if (slot.epoch === module.epoch()) call((x) => free(x, slot.handle), module);
     } catch {
       // The module is gone or was replaced; nothing to free.
     }

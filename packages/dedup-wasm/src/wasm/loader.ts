@@ -1,20 +1,28 @@
 /**
- * Loading and owning the WebAssembly instance.
+ * Loading and owning the WebAssembly instances.
  *
- * The core has no imports and no generated glue: we compile the module once, instantiate it, and
- * keep the compiled `WebAssembly.Module` so that, if a call ever traps, a fresh instance can be made
+ * The core ships as two modules built from the same crate: `dedup_wasm.wasm` (detection: output
+ * loops, repeated input) and `dedup_memory.wasm` (memory dedup: the vector index). An app that only
+ * detects repetition never downloads the vector index.
+ *
+ * Neither module has imports or generated glue: we compile each once, instantiate it, and keep the
+ * compiled `WebAssembly.Module` so that, if a call ever traps, a fresh instance can be made
  * synchronously and the package keeps working.
  * @module
  */
 import { DedupNotInitializedError } from '../errors.js';
 
-/** The raw exports of the core (see ARCHITECTURE.md, "The wasm ABI"). */
-export interface CoreExports {
+/** What both wasm modules export: their memory, allocation and the output buffer. */
+export interface SharedExports {
   memory: WebAssembly.Memory;
   dw_alloc(len: number): number;
   dw_free(ptr: number, len: number): void;
   dw_out_ptr(): number;
   dw_out_len(): number;
+}
+
+/** The raw exports of the detection module `dedup_wasm.wasm` (see ARCHITECTURE.md, "The wasm ABI"). */
+export interface CoreExports extends SharedExports {
   dw_settings_resolve(ptr: number, len: number): number;
   dw_tokenize(ptr: number, len: number): number;
   dw_text_similarity(aPtr: number, aLen: number, bPtr: number, bLen: number): number;
@@ -36,6 +44,10 @@ export interface CoreExports {
   dw_toolcalls_count(): number;
   dw_guard_dedup(tPtr: number, tLen: number, dPtr: number, dCount: number, oPtr: number, oLen: number): number;
   dw_guard_split(tPtr: number, tLen: number): number;
+}
+
+/** The raw exports of the memory-dedup module `dedup_memory.wasm`. */
+export interface MemoryExports extends SharedExports {
   dw_index_new(dim: number, annThreshold: number, m: number, efConstruction: number, efSearch: number): number;
   dw_index_add(handle: number, ptr: number, len: number): number;
   dw_index_add_many(handle: number, ptr: number, len: number, count: number): number;
@@ -55,33 +67,26 @@ export interface CoreExports {
   dw_lexical_embed(ptr: number, len: number, dims: number): number;
 }
 
-/** What {@link initDedupWasm} accepts: where to find the `.wasm`, or the module itself. */
+/** What {@link initDedupWasm} accepts for one module: where to find the `.wasm`, or the module itself. */
 export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Module;
 
-interface Loaded {
-  module: WebAssembly.Module;
-  exports: CoreExports;
-  /** Increments each time the instance is replaced after a trap; handles remember theirs. */
-  epoch: number;
+/**
+ * Sources for each module, for hosts that serve the files themselves (browsers, workers). A module
+ * left out is not loaded.
+ */
+export interface WasmSources {
+  /** The detection module, `dedup-wasm/wasm` (`dedup_wasm.wasm`). */
+  detect?: WasmSource;
+  /** The memory-dedup module, `dedup-wasm/wasm/memory` (`dedup_memory.wasm`). */
+  memory?: WasmSource;
 }
-
-let loaded: Loaded | undefined;
-let loading: Promise<void> | undefined;
 
 function isNode(): boolean {
   return typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 }
 
-async function compileFrom(source: WasmSource | undefined): Promise<WebAssembly.Module> {
+async function compileFrom(source: WasmSource): Promise<WebAssembly.Module> {
   if (source instanceof WebAssembly.Module) return source;
-  if (source === undefined) {
-    const url = new URL('../wasm/dedup_wasm.wasm', import.meta.url);
-    if (isNode() && url.protocol === 'file:') {
-      const { readFile } = await import('node:fs/promises');
-      return WebAssembly.compile(await readFile(url));
-    }
-    return compileFrom(url);
-  }
   if (typeof source === 'string' || source instanceof URL) {
     const url = source instanceof URL ? source : new URL(source, typeof location !== 'undefined' ? location.href : undefined);
     if (isNode() && url.protocol === 'file:') {
@@ -103,50 +108,112 @@ async function compileFrom(source: WasmSource | undefined): Promise<WebAssembly.
   throw new TypeError('initDedupWasm: source must be a URL, a string URL, a Response, bytes or a WebAssembly.Module');
 }
 
-function instantiate(module: WebAssembly.Module): CoreExports {
+/**
+ * One wasm module of the package: loaded once, its instance replaced after a trap.
+ * @typeParam X - its raw exports
+ */
+export class WasmModuleSlot<X extends SharedExports> {
+  private loaded: { module: WebAssembly.Module; exports: X; epoch: number } | undefined;
+  private loading: Promise<void> | undefined;
+
+  /**
+   * @param name - the module's name in errors
+   * @param packaged - where the package ships the file (a literal `new URL(..., import.meta.url)`
+   *   in the caller, so bundlers see and copy the file)
+   */
+  constructor(
+    readonly name: 'detect' | 'memory',
+    private readonly packaged: () => URL,
+  ) {}
+
+  /** Compiles and instantiates the module from `source`, or from the packaged file. */
+  load(source: WasmSource | undefined): Promise<void> {
+    if (this.loaded) return Promise.resolve();
+    this.loading ??= (async () => {
+      const module = await compileFrom(source ?? this.packaged());
+      this.loaded = { module, exports: instantiate<X>(module), epoch: 0 };
+    })().finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  /** True once loaded. */
+  get ready(): boolean {
+    return this.loaded !== undefined;
+  }
+
+  /** The live exports; throws when not loaded. */
+  exports(): X {
+    if (!this.loaded) throw new DedupNotInitializedError(this.name);
+    return this.loaded.exports;
+  }
+
+  /** Increments each time the instance is replaced after a trap; handles remember theirs. */
+  epoch(): number {
+    if (!this.loaded) throw new DedupNotInitializedError(this.name);
+    return this.loaded.epoch;
+  }
+
+  /** Replaces a trapped instance with a fresh one from the same compiled module. */
+  recover(): void {
+    if (!this.loaded) return;
+    this.loaded = { module: this.loaded.module, exports: instantiate<X>(this.loaded.module), epoch: this.loaded.epoch + 1 };
+  }
+}
+
+function instantiate<X>(module: WebAssembly.Module): X {
   const instance = new WebAssembly.Instance(module, {});
-  return instance.exports as unknown as CoreExports;
+  return instance.exports as unknown as X;
+}
+
+/** The detection module. */
+export const detectModule = new WasmModuleSlot<CoreExports>('detect', () => new URL('../wasm/dedup_wasm.wasm', import.meta.url));
+/** The memory-dedup module. */
+export const memoryModule = new WasmModuleSlot<MemoryExports>('memory', () => new URL('../wasm/dedup_memory.wasm', import.meta.url));
+
+function isSources(source: WasmSource | WasmSources): source is WasmSources {
+  return typeof source === 'object' && source !== null && !(source instanceof WebAssembly.Module) && !(source instanceof URL) &&
+    !(typeof Response !== 'undefined' && source instanceof Response) && !ArrayBuffer.isView(source) && !(source instanceof ArrayBuffer);
 }
 
 /**
  * Loads the WebAssembly core. Call it once and await it before anything else; later calls return
- * at once.
+ * at once for what is already loaded.
  *
- * - In Node, with no argument, it reads the `.wasm` shipped inside the package.
- * - In browsers and workers, pass where the `.wasm` is: a `URL` (e.g.
- *   `new URL('dedup-wasm/wasm', import.meta.url)` with a bundler), a `Response`, the bytes, or a
- *   compiled `WebAssembly.Module`.
+ * - With no argument it loads both modules from the package: in Node from disk, elsewhere from the
+ *   URLs next to the package's code (bundlers that understand `new URL(..., import.meta.url)` copy
+ *   the files).
+ * - With one source (browsers, workers: a `URL` such as `new URL('dedup-wasm/wasm', import.meta.url)`,
+ *   a `Response`, the bytes, or a compiled `WebAssembly.Module`) it loads the detection module only.
+ * - With `{ detect, memory }` it loads the modules given. Memory dedup (`dedup-wasm/memory`) needs
+ *   the memory module; without it its calls throw {@link DedupNotInitializedError}.
  */
-export async function initDedupWasm(source?: WasmSource): Promise<void> {
-  if (loaded) return;
-  loading ??= (async () => {
-    const module = await compileFrom(source);
-    loaded = { module, exports: instantiate(module), epoch: 0 };
-  })().finally(() => {
-    loading = undefined;
-  });
-  return loading;
+export async function initDedupWasm(source?: WasmSource | WasmSources): Promise<void> {
+  if (source === undefined) {
+    await Promise.all([detectModule.load(undefined), memoryModule.load(undefined)]);
+  } else if (isSources(source)) {
+    const jobs: Promise<void>[] = [];
+    if (source.detect !== undefined) jobs.push(detectModule.load(source.detect));
+    if (source.memory !== undefined) jobs.push(memoryModule.load(source.memory));
+    if (jobs.length === 0) throw new TypeError('initDedupWasm: the sources object names neither `detect` nor `memory`');
+    await Promise.all(jobs);
+  } else {
+    await detectModule.load(source);
+  }
 }
 
-/** True once {@link initDedupWasm} has finished. */
+/** True once the detection module is loaded (see {@link initDedupWasm}). */
 export function isDedupWasmReady(): boolean {
-  return loaded !== undefined;
+  return detectModule.ready;
 }
 
-/** The live exports; throws when not initialized. */
+/** The live exports of the detection module; throws when not initialized. */
 export function core(): CoreExports {
-  if (!loaded) throw new DedupNotInitializedError();
-  return loaded.exports;
+  return detectModule.exports();
 }
 
-/** The current instance's epoch (see {@link Loaded.epoch}). */
+/** The detection instance's epoch (see {@link WasmModuleSlot.epoch}). */
 export function epoch(): number {
-  if (!loaded) throw new DedupNotInitializedError();
-  return loaded.epoch;
-}
-
-/** Replaces a trapped instance with a fresh one from the same compiled module. */
-export function recover(): void {
-  if (!loaded) return;
-  loaded = { module: loaded.module, exports: instantiate(loaded.module), epoch: loaded.epoch + 1 };
+  return detectModule.epoch();
 }

@@ -3,12 +3,15 @@
  * the package creates is recorded, and lets a test make one export receive a bogus pointer, which
  * makes the real core trap (out-of-bounds memory access). Import it before `initDedupWasm()`.
  */
-import type { CoreExports } from '../../src/wasm/loader.js';
+import type { CoreExports, MemoryExports } from '../../src/wasm/loader.js';
 
 const Original = WebAssembly.Instance;
 
 /** Raw exports as the package declares them, plus any export looked up by name. */
 export type RawExports = CoreExports & { [name: string]: unknown };
+
+/** Raw exports of the memory-dedup module. */
+export type RawMemoryExports = MemoryExports & { [name: string]: unknown };
 
 /** Every instance created since this module was loaded, oldest first. */
 export const instances: WebAssembly.Instance[] = [];
@@ -57,11 +60,23 @@ class SpyInstance extends Original {
 
 (WebAssembly as { Instance: typeof WebAssembly.Instance }).Instance = SpyInstance as typeof WebAssembly.Instance;
 
-/** The exports of the newest instance. */
+/** The exports of the newest instance that has export `marker`. */
+function newest(marker: string): WebAssembly.Exports {
+  for (let i = instances.length - 1; i >= 0; i--) {
+    const x = instances[i]!.exports;
+    if (marker in x) return x;
+  }
+  throw new Error(`no instance exporting ${marker} yet: call initDedupWasm() first`);
+}
+
+/** The exports of the newest instance of the detection module. */
 export function raw(): RawExports {
-  const last = instances[instances.length - 1];
-  if (!last) throw new Error('no instance yet: call initDedupWasm() first');
-  return last.exports as unknown as RawExports;
+  return newest('dw_check_repetition') as unknown as RawExports;
+}
+
+/** The exports of the newest instance of the memory-dedup module. */
+export function rawMemory(): RawMemoryExports {
+  return newest('dw_index_new') as unknown as RawMemoryExports;
 }
 
 /** Calls a raw export taking one UTF-8 string; returns its status and the output buffer as text. */

@@ -5,7 +5,8 @@ let instance;
 WebAssembly.Instance = class extends Original {
   constructor(module, imports) {
     super(module, imports);
-    instance = this;
+    // The detection module's instance (the memory-dedup module is loaded alongside it).
+    if ('dw_stream_count' in this.exports) instance = this;
   }
 };
 const api = await import('__DIST__');
