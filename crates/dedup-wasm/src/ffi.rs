@@ -372,7 +372,8 @@ pub mod detect {
     /// bits 0-1 the action (0 none, 1 steer, 2 abort), bit 2 `repeated`, bit 3 set when the list of
     /// sections changed (re-read it with `dw_stream_sections`), bit 4 when the evidence changed
     /// (`dw_stream_evidence`), bit 5 when a section is still growing (`dw_stream_live` gives its current
-    /// extent without re-reading the list). -1 on error.
+    /// extent without re-reading the list), bit 6 when the ratio is above 0 (only then is
+    /// `dw_stream_ratio` worth a call: most chunks of most streams repeat nothing). -1 on error.
     #[no_mangle]
     pub extern "C" fn dw_stream_feed(handle: u32, ptr: *const u8, len: usize, channel: u32) -> i32 {
         let chunk = match read_str(ptr, len, "chunk") {
@@ -381,7 +382,7 @@ pub mod detect {
         };
         let r = with_stream(handle, |slot| {
             let check = slot.state.feed(chunk, channel == 1);
-            let (version, repeated) = (check.sections_version, check.repeated);
+            let (version, repeated, some_ratio) = (check.sections_version, check.repeated, check.ratio > 0.0);
             let action = match check.action {
                 crate::StreamAction::None => 0,
                 crate::StreamAction::Steer => 1,
@@ -393,7 +394,12 @@ pub mod detect {
             let evidence_changed = evidence != slot.last_evidence;
             slot.last_evidence = evidence;
             let live = slot.state.live_section_spans().is_some();
-            action | (i32::from(repeated) << 2) | (i32::from(sections_changed) << 3) | (i32::from(evidence_changed) << 4) | (i32::from(live) << 5)
+            action
+                | (i32::from(repeated) << 2)
+                | (i32::from(sections_changed) << 3)
+                | (i32::from(evidence_changed) << 4)
+                | (i32::from(live) << 5)
+                | (i32::from(some_ratio) << 6)
         });
         r.unwrap_or_else(|e| fail(&e))
     }

@@ -3,9 +3,9 @@
  * @module
  */
 import { DedupWasmTrapError } from './errors.js';
-import { putScratchString, readJson, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
+import { putScratchString, readJson, rethrowTrap, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
 import { readSections } from './wasm/sections.js';
-import { epoch, type CoreExports } from './wasm/loader.js';
+import { core, epoch, type CoreExports } from './wasm/loader.js';
 import { handleRegistry, type CoreSlot } from './wasm/handles.js';
 import { requireString, type RepeatedSection } from './repetition.js';
 import { settingsArgument, type SettingsOrPreset } from './settings.js';
@@ -72,6 +72,7 @@ const REPEATED = 4;
 const SECTIONS_CHANGED = 8;
 const EVIDENCE_CHANGED = 16;
 const LIVE_SECTION = 32;
+const SOME_RATIO = 64;
 
 /** A stream handle in the core, with the bookkeeping every face over it needs. */
 export class StreamHandle {
@@ -122,7 +123,16 @@ export class StreamHandle {
     } else {
       this.pending[channel] = '';
     }
-    return call((x) => {
+    // `call` spelled out: a stream is fed thousands of times a second, and a closure per feed shows.
+    const x = core();
+    try {
+      return this.feedInCore(slot, text, channel, x);
+    } catch (e) {
+      return rethrowTrap(e);
+    }
+  }
+
+  private feedInCore(slot: Slot, text: string, channel: 0 | 1, x: CoreExports): StreamCheck {
       const input = putScratchString(x, text);
       const code = x.dw_stream_feed(slot.handle, input.ptr, input.len, channel);
       if (code < 0) throwCoreError(x);
@@ -137,7 +147,7 @@ export class StreamHandle {
       }
       const check: StreamCheck = {
         repeated: (code & REPEATED) !== 0,
-        ratio: x.dw_stream_ratio(slot.handle),
+        ratio: (code & SOME_RATIO) !== 0 ? x.dw_stream_ratio(slot.handle) : 0,
         action: ACTIONS[code & 3]!,
         sections: this.sections,
         evidence: this.evidence,
@@ -145,7 +155,6 @@ export class StreamHandle {
       };
       this.last = check;
       return check;
-    });
   }
 
   private readAllSections(x: CoreExports, handle: number): RepeatedSection[] {

@@ -30,25 +30,44 @@ export function putString(x: SharedExports, text: string): Input {
   return { ptr, len: written, cap };
 }
 
-/** A reusable input region, so a stream feed (thousands per second) needs no alloc and free. */
-let scratch: { x: SharedExports; ptr: number; cap: number } | null = null;
+/**
+ * A reusable input region, so a stream feed (thousands per second) needs no alloc and free, with a
+ * view onto it that is made again only when memory grows (growing detaches the old buffer, and
+ * every view of it then has length 0).
+ */
+let scratch: { x: SharedExports; ptr: number; cap: number; view: Uint8Array } | null = null;
+
+/** Below this many UTF-16 units an ASCII chunk is copied by hand: a call to `encodeInto` costs more. */
+const SHORT_CHUNK = 32;
 
 /**
  * Copies `text` into a region of wasm memory reused from call to call (grown when too small). The
  * bytes are only valid until the next call of this function; never release them.
  */
 export function putScratchString(x: SharedExports, text: string): Input {
-  if (text.length === 0) return { ptr: 0, len: 0, cap: 0 };
-  const need = text.length * 3;
+  const n = text.length;
+  if (n === 0) return { ptr: 0, len: 0, cap: 0 };
+  const need = n * 3;
   if (scratch === null || scratch.x !== x || scratch.cap < need) {
     if (scratch !== null && scratch.x === x) x.dw_free(scratch.ptr, scratch.cap);
     scratch = null;
     const cap = Math.max(1024, 2 ** Math.ceil(Math.log2(need)));
     const ptr = x.dw_alloc(cap);
-    if (ptr === 0) throw new RangeError(`dedup-wasm: out of memory copying ${text.length} chars`);
-    scratch = { x, ptr, cap };
+    if (ptr === 0) throw new RangeError(`dedup-wasm: out of memory copying ${n} chars`);
+    scratch = { x, ptr, cap, view: new Uint8Array(x.memory.buffer, ptr, cap) };
   }
-  const { written } = encoder.encodeInto(text, new Uint8Array(x.memory.buffer, scratch.ptr, need));
+  if (scratch.view.byteLength === 0) scratch.view = new Uint8Array(x.memory.buffer, scratch.ptr, scratch.cap);
+  const view = scratch.view;
+  if (n <= SHORT_CHUNK) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) break;
+      view[i] = c;
+    }
+    if (i === n) return { ptr: scratch.ptr, len: n, cap: 0 };
+  }
+  const { written } = encoder.encodeInto(text, view);
   return { ptr: scratch.ptr, len: written, cap: 0 };
 }
 
@@ -84,12 +103,20 @@ export function call<T, X extends SharedExports = CoreExports>(f: (x: X) => T, m
   try {
     return f(x);
   } catch (e) {
-    if (e instanceof WebAssembly.RuntimeError) {
-      module.recover();
-      throw new DedupWasmTrapError(`dedup-wasm ${module.name} module trapped (${e.message}); it was restarted`, { cause: e });
-    }
-    throw e;
+    return rethrowTrap(e, module);
   }
+}
+
+/**
+ * What a call into `module` that threw `e` throws: a trap becomes {@link DedupWasmTrapError} after
+ * the instance is replaced; anything else is rethrown as it is.
+ */
+export function rethrowTrap(e: unknown, module: WasmModuleSlot<SharedExports> = detectModule): never {
+  if (e instanceof WebAssembly.RuntimeError) {
+    module.recover();
+    throw new DedupWasmTrapError(`dedup-wasm ${module.name} module trapped (${e.message}); it was restarted`, { cause: e });
+  }
+  throw e;
 }
 
 /** Calls an export taking strings; the strings are copied in and released afterwards. */
