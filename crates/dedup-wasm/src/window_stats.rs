@@ -15,13 +15,15 @@ const BUCKET_BITS: u32 = 12;
 
 /// A multiset of hashed kinds: how many members, how many distinct buckets occupied.
 struct Kinds {
-    counts: Vec<u32>,
+    /// An array rather than a Vec: every bucket index is below its length by construction, and the
+    /// compiler can see that, so the hot path has no bounds checks.
+    counts: Box<[u32; BUCKETS]>,
     distinct: usize,
 }
 
 impl Kinds {
     fn new() -> Self {
-        Kinds { counts: vec![0; BUCKETS], distinct: 0 }
+        Kinds { counts: Box::new([0; BUCKETS]), distinct: 0 }
     }
     /// Multiply-shift hashing into the buckets (the top bits of an odd multiple spread well).
     #[inline]
@@ -52,12 +54,22 @@ pub(crate) fn is_fragment_separator(c: char) -> bool {
         || matches!(c, '，' | '。' | '！' | '？' | '、' | '；' | '：' | '…' | '“' | '”' | '‘' | '’' | '（' | '）' | '《' | '》' | '「' | '」' | '—')
 }
 
+/// What the ring keeps of a char in the window: its bucket in `char_kinds`, and the bucket in
+/// `trigrams` of the trigram that ends with it ([`NO_TRIGRAM`] for the first two chars after a
+/// clear). Buckets rather than chars: a char leaving the window costs two loads, no rehashing.
+type RingEntry = [u16; 2];
+
+/// Bucket numbers have [`BUCKET_BITS`] bits, so this is none of them.
+const NO_TRIGRAM: u16 = u16::MAX;
+
 pub(crate) struct WindowStats {
     window: usize,
-    /// The window's chars as a ring: `ring[(start + i) % window]` is the i-th oldest.
-    ring: Vec<u32>,
+    /// The window as a ring: `ring[(start + i) % window]` is the i-th oldest char's entry.
+    ring: Vec<RingEntry>,
     start: usize,
     len: usize,
+    /// The last two chars pushed, oldest first (meaningful once `len >= 2`).
+    last_two: [u32; 2],
     char_kinds: Kinds,
     trigrams: Kinds,
     fragments: Kinds,
@@ -72,9 +84,10 @@ impl WindowStats {
         let window = window.max(3);
         WindowStats {
             window,
-            ring: vec![0; window],
+            ring: vec![[0, NO_TRIGRAM]; window],
             start: 0,
             len: 0,
+            last_two: [0, 0],
             char_kinds: Kinds::new(),
             trigrams: Kinds::new(),
             fragments: Kinds::new(),
@@ -90,7 +103,7 @@ impl WindowStats {
         self.start = 0;
         self.len = 0;
         for kinds in [&mut self.char_kinds, &mut self.trigrams, &mut self.fragments] {
-            kinds.counts.iter_mut().for_each(|c| *c = 0);
+            kinds.counts.fill(0);
             kinds.distinct = 0;
         }
         self.fragment_queue.clear();
@@ -103,30 +116,44 @@ impl WindowStats {
         Kinds::bucket(((u64::from(a) << 42) ^ (u64::from(b) << 21) ^ u64::from(c)).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ u64::from(a))
     }
 
+    /// Ring index of `start + i` for `i < 2 * window`.
     #[inline]
-    fn nth(&self, i: usize) -> u32 {
+    fn slot(&self, i: usize) -> usize {
         let j = self.start + i;
-        self.ring[if j >= self.window { j - self.window } else { j }]
+        if j >= self.window {
+            j - self.window
+        } else {
+            j
+        }
     }
 
     /// Adds the normalized char at `pos`.
     #[inline]
     pub(crate) fn push(&mut self, pos: u64, ch: u32) {
         if self.len == self.window {
-            let (a, b, c) = (self.nth(0), self.nth(1), self.nth(2));
-            self.char_kinds.remove(Kinds::bucket(u64::from(a)));
-            self.trigrams.remove(Self::trigram_bucket(a, b, c));
-            self.start = if self.start + 1 == self.window { 0 } else { self.start + 1 };
+            // The oldest char leaves, and with it the trigram it starts, which is the one recorded
+            // as ending two chars later (the window holds at least three chars).
+            let oldest = self.ring[self.start][0];
+            let trigram = self.ring[self.slot(2)][1];
+            debug_assert_ne!(trigram, NO_TRIGRAM);
+            self.char_kinds.remove(usize::from(oldest));
+            self.trigrams.remove(usize::from(trigram));
+            self.start = self.slot(1);
             self.len -= 1;
         }
-        if self.len >= 2 {
-            let (a, b) = (self.nth(self.len - 2), self.nth(self.len - 1));
-            self.trigrams.add(Self::trigram_bucket(a, b, ch));
-        }
-        let j = self.start + self.len;
-        self.ring[if j >= self.window { j - self.window } else { j }] = ch;
+        let trigram = if self.len >= 2 {
+            let b = Self::trigram_bucket(self.last_two[0], self.last_two[1], ch);
+            self.trigrams.add(b);
+            b as u16
+        } else {
+            NO_TRIGRAM
+        };
+        let char_bucket = Kinds::bucket(u64::from(ch));
+        self.char_kinds.add(char_bucket);
+        let j = self.slot(self.len);
+        self.ring[j] = [char_bucket as u16, trigram];
         self.len += 1;
-        self.char_kinds.add(Kinds::bucket(u64::from(ch)));
+        self.last_two = [self.last_two[1], ch];
 
         if is_fragment_separator(char::from_u32(ch).unwrap_or(' ')) {
             if self.fragment_len > 0 {
