@@ -425,7 +425,7 @@ fn normalize_into(text: &str, out: &mut Vec<u8>) {
         } else if caseless(c) {
             out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
         } else {
-            for l in c.to_lowercase() {
+            for l in crate::lowercase::lowercase(c) {
                 out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
             }
         }
@@ -456,7 +456,7 @@ fn block_info(text: &str, doc: usize, start: usize, end: usize, pinned: bool, pr
     while i < bytes.len() {
         let b = bytes[i];
         let c: u32;
-        let mut lower: Option<std::char::ToLowercase> = None;
+        let mut lower: Option<crate::lowercase::Lowercase> = None;
         if b < 0x80 {
             i += 1;
             raw_chars += 1;
@@ -479,7 +479,7 @@ fn block_info(text: &str, doc: usize, start: usize, end: usize, pinned: bool, pr
             if caseless(ch) {
                 c = ch as u32;
             } else {
-                let mut l = ch.to_lowercase();
+                let mut l = crate::lowercase::lowercase(ch);
                 c = l.next().map_or(ch as u32, |x| x as u32);
                 lower = Some(l);
             }
@@ -592,7 +592,7 @@ pub(crate) fn info_units(text: &str) -> Vec<u64> {
                 if ck.is_ascii() {
                     h.push(u32::from((ck as u8).to_ascii_lowercase()));
                 } else {
-                    for l in ck.to_lowercase() {
+                    for l in crate::lowercase::lowercase(ck) {
                         h.push(l as u32);
                     }
                 }

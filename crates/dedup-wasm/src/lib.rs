@@ -35,6 +35,7 @@ mod hash;
 mod hnsw;
 mod json_num;
 mod lexical_embed;
+mod lowercase;
 mod memory_text;
 mod ngram;
 mod novelty;

@@ -32,7 +32,7 @@ fn is_soft_punct(c: char) -> bool {
 
 /// Case folding beyond `to_lowercase` for the letters whose folded form differs from the lowercase one.
 fn push_folded(c: char, out: &mut Vec<char>) {
-    for l in c.to_lowercase() {
+    for l in crate::lowercase::lowercase(c) {
         match l {
             '\u{DF}' => {
                 out.push('s');

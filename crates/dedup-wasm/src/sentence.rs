@@ -187,7 +187,7 @@ mod tests {
         let mut reported = Vec::new();
         for c in text.chars() {
             pass.push_char(c, &mut reported);
-            for l in c.to_lowercase() {
+            for l in crate::lowercase::lowercase(c) {
                 tokens.push(l as u32, |h, _, _| pass.push_token(h));
             }
         }

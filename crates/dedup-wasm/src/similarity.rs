@@ -59,7 +59,7 @@ pub(crate) fn char_trigram_hashes(text: &str) -> Vec<u64> {
             in_space = true;
         } else {
             in_space = false;
-            norm.extend(c.to_lowercase().map(|l| l as u32));
+            norm.extend(crate::lowercase::lowercase(c).map(|l| l as u32));
         }
     }
     if norm.last() == Some(&(' ' as u32)) {

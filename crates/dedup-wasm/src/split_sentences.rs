@@ -48,7 +48,7 @@ fn dot_is_internal(prev: Option<char>, word: &str, next: Option<char>) -> bool {
     if word.is_ascii() {
         return ABBREVIATIONS.iter().any(|a| a.eq_ignore_ascii_case(word));
     }
-    let lower = word.to_lowercase();
+    let lower = crate::lowercase::lowercase_str(word);
     ABBREVIATIONS.iter().any(|a| *a == lower)
 }
 

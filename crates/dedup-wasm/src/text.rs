@@ -124,7 +124,7 @@ impl NormStream {
             let pos = self.append(l, at, blen);
             emit(self, pos, l);
         } else {
-            for l in c.to_lowercase() {
+            for l in crate::lowercase::lowercase(c) {
                 let pos = self.append(l as u32, at, blen);
                 emit(self, pos, l as u32);
             }

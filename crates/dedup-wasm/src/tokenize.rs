@@ -51,7 +51,7 @@ pub(crate) fn for_each_token(text: &str, mut f: impl FnMut(TokenSpan)) {
                 start = Some(i);
                 h = SeqHasher::new();
             }
-            for l in c.to_lowercase() {
+            for l in crate::lowercase::lowercase(c) {
                 h.push(l as u32);
             }
         } else if let Some(s) = start.take() {
@@ -130,7 +130,7 @@ pub(crate) fn token_hashes(text: &str) -> Vec<u64> {
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for_each_token(text, |t| out.push(text[t.start..t.end].to_lowercase()));
+    for_each_token(text, |t| out.push(crate::lowercase::lowercase_str(&text[t.start..t.end])));
     out
 }
 
@@ -166,7 +166,7 @@ mod tests {
         let text = "Déjà vu: 42 cats_and dogs, 你好 ΣΊΣΥΦΟΣ";
         let mut stream = TokenStream::default();
         let mut got = Vec::new();
-        for c in text.chars().flat_map(|c| c.to_lowercase()) {
+        for c in text.chars().flat_map(crate::lowercase::lowercase) {
             stream.push(c as u32, |h, _, _| got.push(h));
         }
         stream.flush(|h, _| got.push(h));

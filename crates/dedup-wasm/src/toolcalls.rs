@@ -400,7 +400,7 @@ fn collapse_ws(s: &str) -> String {
 
 /// Lowercased, without `_`, `-`, `.` and whitespace.
 fn normalize_key(k: &str) -> String {
-    k.chars().filter(|c| !matches!(c, '_' | '-' | '.') && !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+    k.chars().filter(|c| !matches!(c, '_' | '-' | '.') && !c.is_whitespace()).flat_map(crate::lowercase::lowercase).collect()
 }
 
 fn is_volatile_key(key: &str, keys: &[String]) -> bool {

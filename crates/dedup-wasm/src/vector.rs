@@ -112,7 +112,9 @@ pub(crate) fn inverse_norm(v: &[f32], dim: usize) -> Result<f32, DedupError> {
     let mut sum = 0f64;
     for (i, &x) in v.iter().enumerate() {
         if !x.is_finite() {
-            return Err(DedupError::argument("embedding", "must contain only finite numbers", format!("{} at position {}", x, i)));
+            // Printed as f64: the same text ("NaN", "inf", "-inf") for a non-finite value, and the wasm
+            // then needs no f32 printer.
+            return Err(DedupError::argument("embedding", "must contain only finite numbers", format!("{} at position {}", f64::from(x), i)));
         }
         sum += f64::from(x) * f64::from(x);
     }
@@ -335,6 +337,19 @@ mod tests {
         assert!(inverse_norm(&[f32::INFINITY, 1.0, 0.0], 3).is_err());
         assert!(inverse_norm(&[1e-45, 0.0, 0.0], 3).is_err());
         assert!(inverse_norm(&[3.0e38, 3.0e38, 0.0], 3).is_ok());
+    }
+
+    #[test]
+    fn non_finite_values_print_the_same_as_f32_and_as_f64() {
+        // Every non-finite f32: both infinities and NaN with every sign and payload (sampled densely).
+        let mut values = vec![f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN];
+        values.extend((0..1u32 << 23).step_by(997).chain([1, (1 << 23) - 1]).flat_map(|m| [f32::from_bits(0x7F80_0000 | m), f32::from_bits(0xFF80_0000 | m)]));
+        for x in values {
+            assert!(!x.is_finite());
+            assert_eq!(format!("{}", f64::from(x)), format!("{}", x), "{:08X}", x.to_bits());
+            let e = inverse_norm(&[1.0, x], 2).unwrap_err().to_string();
+            assert!(e.contains(&format!("{} at position 1", x)), "{}", e);
+        }
     }
 
     #[test]
