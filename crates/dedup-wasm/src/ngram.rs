@@ -18,7 +18,7 @@
 //! O(DENSE_WINDOW + retained / step_size).
 
 use crate::hash::{mix64, pow_wrapping, ROLL_BASE};
-use crate::table::PosTable;
+use crate::table::{PosTable, SMALL_TABLE};
 use crate::text::NormStream;
 
 /// Length in chars of the fingerprinted grams; also the shortest exact match that can seed a segment.
@@ -99,9 +99,9 @@ impl NgramPass {
             step: step as u64,
             roll: 0,
             out_weight: pow_wrapping(ROLL_BASE, GRAM as u32),
-            dense: PosTable::with_capacity(DENSE_WINDOW as usize),
+            dense: PosTable::with_capacity(SMALL_TABLE),
             ring: vec![0; DENSE_WINDOW as usize],
-            sparse: PosTable::with_capacity(1024),
+            sparse: PosTable::with_capacity(SMALL_TABLE),
             next_sparse: 0,
             open: None,
             chain: None,

@@ -13,7 +13,7 @@
 //! a table whose rows differ in numbers have the same shape, and the table must never be aborted.
 
 use crate::hash::mix64;
-use crate::table::PosTable;
+use crate::table::{PosTable, SMALL_TABLE};
 use std::collections::VecDeque;
 
 /// Which bigrams count as news.
@@ -35,7 +35,7 @@ struct Ledger {
 
 impl Ledger {
     fn new() -> Self {
-        Ledger { seen: PosTable::with_capacity(1024), prev: 0, novel: VecDeque::new() }
+        Ledger { seen: PosTable::with_capacity(SMALL_TABLE), prev: 0, novel: VecDeque::new() }
     }
 
     #[inline]

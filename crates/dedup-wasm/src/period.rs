@@ -272,8 +272,10 @@ pub(crate) struct LoopRules {
     min_steer_chars: u64,
     novelty: Novelty,
     /// Char-level statistics of the window, maintained only while the text says little new
-    /// (`window_active`); rebuilt from the retained text when that regime begins.
-    window: WindowStats,
+    /// (`window_active`); rebuilt from the retained text when that regime begins. Made on first use:
+    /// most texts never turn low-gain, and a new one zeroes its count tables (48 KB), which a short
+    /// batch check would otherwise pay for on every call.
+    window: Option<WindowStats>,
     window_active: bool,
     /// Per-position flags, as a ring: the 16-gram ending there occurred earlier within the window
     /// (read off the n-gram index), and how many of the window's flags are set.
@@ -351,7 +353,7 @@ impl LoopRules {
         let horizon = (cfg.window_chars as u64).max(4096) * 4;
         LoopRules {
             novelty: Novelty::new(horizon),
-            window: WindowStats::new(cfg.window_chars),
+            window: None,
             window_active: false,
             recycled: vec![false; cfg.window_chars.max(1)],
             recycled_count: 0,
@@ -416,7 +418,9 @@ impl LoopRules {
         self.recycled_count = self.recycled_count + usize::from(recycled) - usize::from(self.recycled[slot]);
         self.recycled[slot] = recycled;
         if self.window_active {
-            self.window.push(pos, ch);
+            if let Some(w) = self.window.as_mut() {
+                w.push(pos, ch);
+            }
         }
         self.track_sentence(pos, ch);
         if self.verdict.is_some() {
@@ -596,9 +600,15 @@ impl LoopRules {
         let cfg = self.cfg.clone();
         let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
         if !self.window_active {
-            self.window.clear();
+            let w = match self.window.as_mut() {
+                Some(w) => {
+                    w.clear();
+                    w
+                }
+                None => self.window.get_or_insert_with(|| WindowStats::new(cfg.window_chars)),
+            };
             for p in pos + 1 - window..=pos {
-                self.window.push(p, text.at(p));
+                w.push(p, text.at(p));
             }
             self.window_active = true;
         }
@@ -612,7 +622,10 @@ impl LoopRules {
             (cfg.max_fragment_kinds, cfg.char_collapse_ratio)
         };
         let silent_tail = self.novelty.at_most_since(Gain::Exact, pos + 1 - (cfg.zero_gain_chars as u64).min(window), 0);
-        let w = &self.window;
+        let w = match self.window.as_ref() {
+            Some(w) => w,
+            None => return,
+        };
         if window >= 200 && silent_tail && w.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) {
             let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", w.distinct_chars(), window, w.char_ratio(), w.fragment_kinds(), w.median_fragment());
             let e = self.evidence(text, "char-collapse-loop", detail, Severity::Abort, from, (pos + 1 - 40.min(window), pos + 1), pos);
@@ -623,7 +636,7 @@ impl LoopRules {
         // Soft rules: they steer only.
         let mut soft: Option<(String, String)> = None;
         if window >= cfg.tight_min_window as u64 {
-            let redundancy = self.window.trigram_redundancy();
+            let redundancy = w.trigram_redundancy();
             if redundancy >= cfg.tight_redundancy {
                 soft = Some(("tight-phrase-loop".into(), format!("3-gram redundancy {:.3} over {} chars", redundancy, window)));
             }

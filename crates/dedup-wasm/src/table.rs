@@ -7,6 +7,10 @@
 //!   that callers tolerate because every hit is verified against the text);
 //! - deletion uses backward shifting (no tombstones), so lookups stay short however long a stream runs.
 
+/// What a table starts with: every table grows as keys arrive, so a batch check of a short text
+/// does not zero tables sized for a megabyte stream (a fixed cost that dominated short checks).
+pub(crate) const SMALL_TABLE: usize = 64;
+
 /// One slot: a key (0 = empty) and its value side by side, so a probe touches one cache line.
 type Slot = [u64; 2];
 
