@@ -4,6 +4,16 @@ import * as api from '../dist/index.js';
 
 const LOOP_UNIT = 'I will check the configuration file again. ';
 
+/** What `f` throws (undefined when it returns). */
+function thrownBy(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
 beforeAll(async () => {
   await api.initDedupWasm();
 });
@@ -12,12 +22,7 @@ describe('a trap in the core', () => {
   it('throws DedupWasmTrapError caused by the RuntimeError, and the next call works on a fresh instance', () => {
     const count = instances.length;
     trapNextCall('dw_tokenize');
-    let caught: unknown;
-    try {
-      api.tokenize('hello world');
-    } catch (e) {
-      caught = e;
-    }
+    const caught = thrownBy(() => api.tokenize('hello world'));
     expect(caught).toBeInstanceOf(api.DedupWasmTrapError);
     expect((caught as Error).message).toMatch(/restarted/);
     expect((caught as Error).cause).toBeInstanceOf(WebAssembly.RuntimeError);
@@ -80,12 +85,7 @@ describe('a trap in the memory-dedup module', () => {
     index.add(new Float32Array([1, 0]));
     const detection = raw();
     trapNextCall('dw_memory_normalize');
-    let caught: unknown;
-    try {
-      api.normalizeMemoryText('User likes coffee');
-    } catch (e) {
-      caught = e;
-    }
+    const caught = thrownBy(() => api.normalizeMemoryText('User likes coffee'));
     expect(caught).toBeInstanceOf(api.DedupWasmTrapError);
     expect((caught as Error).message).toMatch(/memory module trapped/);
     expect(api.normalizeMemoryText('User LIKES coffee.').text).toBe('user likes coffee');
