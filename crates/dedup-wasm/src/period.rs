@@ -319,21 +319,31 @@ enum UnitClass {
 }
 
 fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
-    let mut distinct: Vec<u32> = Vec::new();
+    // A unit can be thousands of chars and is classified whenever a chain's period changes, so the
+    // scan has an ASCII path that tests bytes (it gives the same counts as the char path).
+    let mut distinct = [0u32; 3];
+    let mut n_distinct = 0;
     let (mut letters, mut non_space, mut terminators) = (0usize, 0usize, 0usize);
-    for p in start..end {
-        let ch = text.at(p);
-        let c = char::from_u32(ch).unwrap_or(' ');
-        if distinct.len() < 3 && !distinct.contains(&ch) {
-            distinct.push(ch);
+    for ch in text.chars(start, end) {
+        if n_distinct < 3 && !distinct[..n_distinct].contains(&ch) {
+            distinct[n_distinct] = ch;
+            n_distinct += 1;
         }
+        if ch < 0x80 {
+            let b = ch as u8;
+            non_space += usize::from(b != b' ');
+            letters += usize::from(b.is_ascii_alphanumeric());
+            terminators += usize::from(matches!(b, b'.' | b'!' | b'?'));
+            continue;
+        }
+        let c = char::from_u32(ch).unwrap_or(' ');
         if c != ' ' {
             non_space += 1;
         }
         if c.is_alphanumeric() {
             letters += 1;
         }
-        if matches!(c, '.' | '!' | '?' | '。' | '！' | '？') {
+        if matches!(c, '。' | '！' | '？') {
             terminators += 1;
         }
     }
@@ -341,7 +351,7 @@ fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
         // Prose: mostly letters, and sentences in it.
         let prose = non_space > 0 && letters * 100 >= non_space * 80 && terminators >= 2;
         UnitClass::Wordy { prose }
-    } else if distinct.len() >= 2 {
+    } else if n_distinct >= 2 {
         UnitClass::Symbols
     } else {
         UnitClass::Separator

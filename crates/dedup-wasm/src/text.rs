@@ -80,6 +80,12 @@ impl NormStream {
         self.entries[(pos - self.base) as usize].ch
     }
 
+    /// The normalized chars of `[start, end)` (both retained).
+    #[inline]
+    pub(crate) fn chars(&self, start: u64, end: u64) -> impl Iterator<Item = u32> + '_ {
+        self.entries[(start - self.base) as usize..(end - self.base) as usize].iter().map(|e| e.ch)
+    }
+
     /// True when the next char appended drops the oldest chars (amortized: once every `retain / 2`).
     #[inline]
     pub(crate) fn drops_next(&self) -> bool {
