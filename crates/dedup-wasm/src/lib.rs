@@ -42,6 +42,7 @@ mod novelty;
 mod order;
 mod period;
 mod presets;
+mod recent;
 mod sentence;
 mod settings;
 mod similarity;

@@ -18,6 +18,7 @@
 //! O(DENSE_WINDOW + retained / step_size).
 
 use crate::hash::{mix64, pow_wrapping, ROLL_BASE};
+use crate::recent::RecentIndex;
 use crate::table::{PosTable, SMALL_TABLE};
 use crate::text::NormStream;
 
@@ -65,9 +66,7 @@ pub(crate) struct NgramPass {
     roll: u64,
     /// ROLL_BASE^GRAM: the weight of the char leaving the gram.
     out_weight: u64,
-    dense: PosTable,
-    /// Gram hash of each of the last DENSE_WINDOW positions, to delete them from `dense` as they expire.
-    ring: Vec<u64>,
+    dense: RecentIndex,
     sparse: PosTable,
     /// Next position whose gram goes into the sparse index (a multiple of `step`; kept so the hot
     /// path needs no division).
@@ -99,8 +98,7 @@ impl NgramPass {
             step: step as u64,
             roll: 0,
             out_weight: pow_wrapping(ROLL_BASE, GRAM as u32),
-            dense: PosTable::with_capacity(SMALL_TABLE),
-            ring: vec![0; DENSE_WINDOW as usize],
+            dense: RecentIndex::new(DENSE_WINDOW),
             sparse: PosTable::with_capacity(SMALL_TABLE),
             next_sparse: 0,
             open: None,
@@ -205,12 +203,6 @@ impl NgramPass {
     /// Indexes the gram ending at `pos`; returns its previous occurrence within the dense window.
     #[inline]
     fn index(&mut self, g: u64, pos: u64) -> Option<u64> {
-        let slot = (pos % DENSE_WINDOW) as usize;
-        if pos >= DENSE_WINDOW {
-            let expired = pos - DENSE_WINDOW;
-            self.dense.remove_if(self.ring[slot], expired);
-        }
-        self.ring[slot] = g;
         if pos >= self.next_sparse {
             if pos == self.next_sparse {
                 self.sparse.insert(g, pos);
@@ -437,6 +429,5 @@ mod tests {
         // Step 1 indexes every gram; after housekeeping the sparse index holds about the retained text.
         let retained = (norm.end() - norm.base()) as usize;
         assert!(pass.sparse.len() <= 2 * (retained + 64) + 4096, "sparse {} retained {}", pass.sparse.len(), retained);
-        assert!(pass.dense.len() <= DENSE_WINDOW as usize);
     }
 }

@@ -5,7 +5,7 @@
 //! - keys are already well-mixed 64-bit hashes, so the slot is just the low bits;
 //! - key 0 marks an empty slot, so a real key of 0 is stored as 1 (a deliberate, harmless collision
 //!   that callers tolerate because every hit is verified against the text);
-//! - deletion uses backward shifting (no tombstones), so lookups stay short however long a stream runs.
+//! - there is no deletion: a table that outgrows what it must remember is rebuilt by `retain`.
 
 /// What a table starts with: every table grows as keys arrive, so a batch check of a short text
 /// does not zero tables sized for a megabyte stream (a fixed cost that dominated short checks).
@@ -83,44 +83,6 @@ impl PosTable {
         }
     }
 
-    /// Removes `key` only if it still maps to `val` (a newer occurrence keeps its entry).
-    pub(crate) fn remove_if(&mut self, key: u64, val: u64) {
-        let key = Self::norm(key);
-        let mut i = (key as usize) & self.mask;
-        loop {
-            let [k, v] = self.slots[i];
-            if k == 0 {
-                return;
-            }
-            if k == key {
-                if v != val {
-                    return;
-                }
-                break;
-            }
-            i = (i + 1) & self.mask;
-        }
-        // Backward-shift deletion: pull later members of the probe run into the hole.
-        let mut hole = i;
-        let mut j = i;
-        loop {
-            j = (j + 1) & self.mask;
-            let k = self.slots[j][0];
-            if k == 0 {
-                break;
-            }
-            let home = (k as usize) & self.mask;
-            // Move k into the hole unless its home lies cyclically in (hole, j].
-            let in_range = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
-            if !in_range {
-                self.slots[hole] = self.slots[j];
-                hole = j;
-            }
-        }
-        self.slots[hole] = [0, 0];
-        self.len -= 1;
-    }
-
     /// Keeps only entries whose value satisfies `keep` (used to drop positions that left a window).
     pub(crate) fn retain(&mut self, keep: impl Fn(u64) -> bool) {
         let old = std::mem::take(&mut self.slots);
@@ -152,28 +114,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn insert_get_remove_keep_other_keys_reachable() {
+    fn every_key_stays_reachable_as_the_table_grows() {
         let mut t = PosTable::with_capacity(4);
         for k in 0..1000u64 {
-            t.insert(crate::hash::mix64(k), k);
+            assert_eq!(t.insert(crate::hash::mix64(k), k), None);
         }
         for k in (0..1000u64).step_by(3) {
-            t.remove_if(crate::hash::mix64(k), k);
+            assert_eq!(t.insert(crate::hash::mix64(k), k + 5000), Some(k));
         }
         for k in 0..1000u64 {
-            let expect = if k % 3 == 0 { None } else { Some(k) };
-            assert_eq!(t.get(crate::hash::mix64(k)), expect, "key {}", k);
+            let expect = if k % 3 == 0 { k + 5000 } else { k };
+            assert_eq!(t.get(crate::hash::mix64(k)), Some(expect), "key {}", k);
         }
-        assert_eq!(t.len(), 1000 - 334);
-    }
-
-    #[test]
-    fn remove_if_spares_a_newer_value() {
-        let mut t = PosTable::with_capacity(4);
-        t.insert(42, 1);
-        t.insert(42, 7);
-        t.remove_if(42, 1);
-        assert_eq!(t.get(42), Some(7));
+        assert_eq!(t.len(), 1000);
     }
 
     #[test]
