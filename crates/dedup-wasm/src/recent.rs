@@ -12,27 +12,36 @@
 //! - a chain runs strictly backward in position, so a walk stops at the first position outside the
 //!   window, before reading anything that position's ring slot may now hold;
 //! - a ring slot is reused by the position `window` later, and only after the walk of that insert,
-//!   by which time its old position has left the window.
+//!   by which time its old position has left the window;
+//! - the ring starts small and doubles before any position wraps around it.
 
-/// Bits of the bucket number: twice as many buckets as positions in a 2,048-char window, so chains
-/// are short (half a position on average).
-const BUCKET_BITS: u32 = 12;
+/// Positions the ring starts with. It doubles until it holds the whole window, so a check of a short
+/// text does not zero tables sized for a long one.
+const FIRST_RING: usize = 64;
 
 pub(crate) struct RecentIndex {
-    /// Per bucket, 1 + the newest position inserted in it (0: none).
+    /// Per bucket, 1 + the newest position inserted in it (0: none). Twice as many buckets as ring
+    /// slots, so chains are short (half a position on average).
     heads: Vec<u64>,
-    /// Per ring slot (`pos % window`): the key inserted at that position, and 1 + the previous
-    /// position of its bucket (0: none).
+    /// 64 minus the bits of a bucket number (buckets are the top bits of a key).
+    bucket_shift: u32,
+    /// Per ring slot (`pos % slots.len()`): the key inserted at that position (0: none), and 1 + the
+    /// previous position of its bucket (0: none).
     slots: Vec<[u64; 2]>,
     /// `window - 1`; the window is a power of two.
-    mask: u64,
+    window_mask: u64,
+    /// The position at which the ring doubles (`u64::MAX` once it holds the whole window).
+    grow_at: u64,
 }
 
 impl RecentIndex {
     /// An index over the last `window` positions (a power of two).
     pub(crate) fn new(window: u64) -> Self {
         debug_assert!(window.is_power_of_two());
-        RecentIndex { heads: vec![0; 1 << BUCKET_BITS], slots: vec![[0, 0]; window as usize], mask: window - 1 }
+        let ring = FIRST_RING.min(window as usize);
+        let mut index = RecentIndex { heads: Vec::new(), bucket_shift: 63, slots: vec![[0, 0]; ring], window_mask: window - 1, grow_at: 0 };
+        index.relink();
+        index
     }
 
     /// Key 0 is read as 1, as `PosTable` reads it, so both indexes agree on every key. (Keys are mixed
@@ -46,13 +55,22 @@ impl RecentIndex {
         }
     }
 
+    #[inline]
+    fn bucket(&self, key: u64) -> usize {
+        (key >> self.bucket_shift) as usize
+    }
+
     /// Records `key` at `pos` (greater than every position inserted before) and returns the newest
     /// earlier position of `key` that is less than `window` positions back.
     #[inline(always)]
     pub(crate) fn insert(&mut self, key: u64, pos: u64) -> Option<u64> {
+        if pos >= self.grow_at {
+            self.grow(pos);
+        }
         let key = Self::norm(key);
-        let bucket = (key >> (64 - BUCKET_BITS)) as usize;
-        let oldest = pos.saturating_sub(self.mask);
+        let bucket = self.bucket(key);
+        let ring_mask = self.slots.len() as u64 - 1;
+        let oldest = pos.saturating_sub(self.window_mask);
         let head = self.heads[bucket];
         let mut link = head;
         let mut found = None;
@@ -61,16 +79,47 @@ impl RecentIndex {
             if p < oldest {
                 break;
             }
-            let [k, next] = self.slots[(p & self.mask) as usize];
+            let [k, next] = self.slots[(p & ring_mask) as usize];
             if k == key {
                 found = Some(p);
                 break;
             }
             link = next;
         }
-        self.slots[(pos & self.mask) as usize] = [key, head];
+        self.slots[(pos & ring_mask) as usize] = [key, head];
         self.heads[bucket] = pos + 1;
         found
+    }
+
+    /// Doubles the ring until it holds `pos`, or the whole window. Until the ring is full size no
+    /// position has wrapped, so position `p` sits in slot `p` and stays there as the ring grows; only
+    /// the buckets (one more bit) need linking again.
+    #[cold]
+    fn grow(&mut self, pos: u64) {
+        let window = self.window_mask + 1;
+        let mut len = self.slots.len() as u64;
+        while len <= pos && len < window {
+            len *= 2;
+        }
+        self.slots.resize(len as usize, [0, 0]);
+        self.relink();
+    }
+
+    /// Rebuilds the buckets for the ring's size from the keys in it (positions in slot order, which
+    /// is position order while nothing has wrapped).
+    fn relink(&mut self) {
+        let len = self.slots.len();
+        self.bucket_shift = 64 - (2 * len).trailing_zeros();
+        self.heads = vec![0; 2 * len];
+        for p in 0..len {
+            let key = self.slots[p][0];
+            if key != 0 {
+                let bucket = self.bucket(key);
+                self.slots[p][1] = self.heads[bucket];
+                self.heads[bucket] = p as u64 + 1;
+            }
+        }
+        self.grow_at = if len as u64 > self.window_mask { u64::MAX } else { len as u64 };
     }
 }
 
@@ -88,22 +137,25 @@ mod tests {
     #[test]
     fn agrees_with_a_brute_force_search_over_colliding_keys() {
         // Few distinct keys, and keys that share their top bits (one bucket), so chains are long and
-        // positions leave the window in the middle of them.
-        let window = 64usize;
-        let mut index = RecentIndex::new(window as u64);
-        let mut keys = Vec::new();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for pos in 0..20_000usize {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let key = match seed % 4 {
-                0 => seed % 7,                              // small keys, 0 and 1 among them
-                1 => (seed % 5) | (0xABC << 52),            // one bucket
-                _ => crate::hash::mix64(seed % 97),
-            };
-            keys.push(key);
-            assert_eq!(index.insert(key, pos as u64), model(&keys, pos, window), "at {}", pos);
+        // positions leave the window in the middle of them. A window larger than the first ring makes
+        // the ring grow (and the buckets relink) while keys are in it.
+        for window in [8usize, 64, 1024] {
+            let mut index = RecentIndex::new(window as u64);
+            let mut keys = Vec::new();
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            for pos in 0..6_000usize {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let key = match seed % 4 {
+                    0 => seed % 7,                   // small keys, 0 and 1 among them
+                    1 => (seed % 5) | (0xABC << 52), // one bucket at every ring size
+                    _ => crate::hash::mix64(seed % 97),
+                };
+                keys.push(key);
+                assert_eq!(index.insert(key, pos as u64), model(&keys, pos, window), "window {} at {}", window, pos);
+            }
+            assert_eq!(index.slots.len(), window);
         }
     }
 
