@@ -15,6 +15,8 @@
 //!   by which time its old position has left the window;
 //! - the ring starts small and doubles before any position wraps around it.
 
+use crate::table::nonzero_key;
+
 /// Positions the ring starts with. It doubles until it holds the whole window, so a check of a short
 /// text does not zero tables sized for a long one.
 const FIRST_RING: usize = 64;
@@ -44,17 +46,6 @@ impl RecentIndex {
         index
     }
 
-    /// Key 0 is read as 1, as `PosTable` reads it, so both indexes agree on every key. (Keys are mixed
-    /// hashes; every hit is verified against the text anyway.)
-    #[inline]
-    fn norm(key: u64) -> u64 {
-        if key == 0 {
-            1
-        } else {
-            key
-        }
-    }
-
     #[inline]
     fn bucket(&self, key: u64) -> usize {
         (key >> self.bucket_shift) as usize
@@ -67,7 +58,7 @@ impl RecentIndex {
         if pos >= self.grow_at {
             self.grow(pos);
         }
-        let key = Self::norm(key);
+        let key = nonzero_key(key);
         let bucket = self.bucket(key);
         let ring_mask = self.slots.len() as u64 - 1;
         let oldest = pos.saturating_sub(self.window_mask);
@@ -129,9 +120,8 @@ mod tests {
 
     /// What the index must answer, by brute force over everything inserted.
     fn model(keys: &[u64], pos: usize, window: usize) -> Option<u64> {
-        let norm = |k: u64| if k == 0 { 1 } else { k };
         let oldest = pos.saturating_sub(window - 1);
-        (oldest..pos).rev().find(|&p| norm(keys[p]) == norm(keys[pos])).map(|p| p as u64)
+        (oldest..pos).rev().find(|&p| nonzero_key(keys[p]) == nonzero_key(keys[pos])).map(|p| p as u64)
     }
 
     #[test]

@@ -11,6 +11,17 @@
 /// does not zero tables sized for a megabyte stream (a fixed cost that dominated short checks).
 pub(crate) const SMALL_TABLE: usize = 64;
 
+/// A key as the indexes store it: 0 marks an empty slot, so a key of 0 is read as 1. Every index
+/// reads keys through this, so they all agree on every key.
+#[inline]
+pub(crate) fn nonzero_key(key: u64) -> u64 {
+    if key == 0 {
+        1
+    } else {
+        key
+    }
+}
+
 /// One slot: a key (0 = empty) and its value side by side, so a probe touches one cache line.
 type Slot = [u64; 2];
 
@@ -29,22 +40,13 @@ impl PosTable {
     }
 
     #[inline]
-    fn norm(key: u64) -> u64 {
-        if key == 0 {
-            1
-        } else {
-            key
-        }
-    }
-
-    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<u64> {
-        let key = Self::norm(key);
+        let key = nonzero_key(key);
         let mut i = (key as usize) & self.mask;
         loop {
             let [k, v] = self.slots[i];
@@ -65,7 +67,7 @@ impl PosTable {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let key = Self::norm(key);
+        let key = nonzero_key(key);
         let mut i = (key as usize) & self.mask;
         loop {
             let slot = &mut self.slots[i];
