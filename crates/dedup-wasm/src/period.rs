@@ -485,7 +485,7 @@ impl LoopRules {
 
     fn evidence(&self, text: &NormStream, rule: &str, detail: String, severity: Severity, start: u64, unit: (u64, u64), pos: u64) -> LoopEvidence {
         let unit_end = unit.1.min(unit.0 + SAMPLE_CHARS as u64);
-        let sample: String = (unit.0..unit_end).filter_map(|p| char::from_u32(text.at(p))).collect();
+        let sample: String = text.chars(unit.0, unit_end).filter_map(char::from_u32).collect();
         let start = start.max(text.base());
         let s = text.span(start, start + 1).start;
         let at = text.span(pos, pos + 1).end;

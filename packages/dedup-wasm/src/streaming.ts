@@ -132,29 +132,30 @@ export class StreamHandle {
     }
   }
 
+  /** The part of a feed that runs against the exports: copy in, feed, read what changed. */
   private feedInCore(slot: Slot, text: string, channel: 0 | 1, x: CoreExports): StreamCheck {
-      const input = putScratchString(x, text);
-      const code = x.dw_stream_feed(slot.handle, input.ptr, input.len, channel);
-      if (code < 0) throwCoreError(x);
-      const first = this.last === null;
-      if (first || (code & SECTIONS_CHANGED) !== 0) {
-        this.sections = this.readAllSections(x, slot.handle);
-      } else if ((code & LIVE_SECTION) !== 0) {
-        this.sections = this.withLiveSection(x, slot.handle);
-      }
-      if (first || (code & EVIDENCE_CHANGED) !== 0) {
-        this.evidence = this.readJsonOf<LoopEvidence | null>(x, x.dw_stream_evidence(slot.handle));
-      }
-      const check: StreamCheck = {
-        repeated: (code & REPEATED) !== 0,
-        ratio: (code & SOME_RATIO) !== 0 ? x.dw_stream_ratio(slot.handle) : 0,
-        action: ACTIONS[code & 3]!,
-        sections: this.sections,
-        evidence: this.evidence,
-        charsSeen: this.seen[0]!,
-      };
-      this.last = check;
-      return check;
+    const input = putScratchString(x, text);
+    const code = x.dw_stream_feed(slot.handle, input.ptr, input.len, channel);
+    if (code < 0) throwCoreError(x);
+    const first = this.last === null;
+    if (first || (code & SECTIONS_CHANGED) !== 0) {
+      this.sections = this.readAllSections(x, slot.handle);
+    } else if ((code & LIVE_SECTION) !== 0) {
+      this.sections = this.withLiveSection(x, slot.handle);
+    }
+    if (first || (code & EVIDENCE_CHANGED) !== 0) {
+      this.evidence = this.readJsonOf<LoopEvidence | null>(x, x.dw_stream_evidence(slot.handle));
+    }
+    const check: StreamCheck = {
+      repeated: (code & REPEATED) !== 0,
+      ratio: (code & SOME_RATIO) !== 0 ? x.dw_stream_ratio(slot.handle) : 0,
+      action: ACTIONS[code & 3]!,
+      sections: this.sections,
+      evidence: this.evidence,
+      charsSeen: this.seen[0]!,
+    };
+    this.last = check;
+    return check;
   }
 
   private readAllSections(x: CoreExports, handle: number): RepeatedSection[] {
