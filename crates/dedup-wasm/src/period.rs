@@ -257,10 +257,11 @@ const SAMPLE_CHARS: usize = 80;
 /// without the information-gain condition the streaming rule adds.
 pub fn is_char_collapsed(text: &str, cfg: &LoopConfig) -> bool {
     let mut norm = NormStream::new(usize::MAX);
-    let mut stats = WindowStats::new(cfg.window_chars);
     for c in text.chars() {
-        norm.push(c, |_, pos, ch| stats.push(pos, ch));
+        norm.push(c, |_, _, _| {});
     }
+    let mut stats = WindowStats::new(cfg.window_chars);
+    stats.extend(0, norm.chars(0, norm.end()));
     stats.collapsed(cfg.char_collapse_ratio, cfg.collapse_median_fragment, cfg.max_fragment_kinds)
 }
 
@@ -271,12 +272,15 @@ pub(crate) struct LoopRules {
     /// Shortest back-to-back repeat that steers: `DedupSettings::min_repeat_length`.
     min_steer_chars: u64,
     novelty: Novelty,
-    /// Char-level statistics of the window, maintained only while the text says little new
-    /// (`window_active`); rebuilt from the retained text when that regime begins. Made on first use:
-    /// most texts never turn low-gain, and a new one zeroes its count tables (48 KB), which a short
-    /// batch check would otherwise pay for on every call.
+    /// Char-level statistics of the window, maintained only while the text says little new; rebuilt
+    /// from the retained text when that regime begins. Made on first use: most texts never turn
+    /// low-gain, and a new one zeroes its count tables (48 KB), which a short batch check would
+    /// otherwise pay for on every call.
     window: Option<WindowStats>,
-    window_active: bool,
+    /// While the statistics are live: the first position they have not seen. They catch up when
+    /// the window rules are evaluated, in one run over the retained text, rather than char by char
+    /// (nothing reads them in between).
+    window_next: Option<u64>,
     /// Per-position flags, as a ring: the 16-gram ending there occurred earlier within the window
     /// (read off the n-gram index), and how many of the window's flags are set.
     recycled: Vec<bool>,
@@ -364,7 +368,7 @@ impl LoopRules {
         LoopRules {
             novelty: Novelty::new(horizon),
             window: None,
-            window_active: false,
+            window_next: None,
             recycled: vec![false; cfg.window_chars.max(1)],
             recycled_count: 0,
             recycled_slot: 0,
@@ -427,11 +431,6 @@ impl LoopRules {
         debug_assert_eq!(slot as u64, pos % self.recycled.len() as u64);
         self.recycled_count = self.recycled_count + usize::from(recycled) - usize::from(self.recycled[slot]);
         self.recycled[slot] = recycled;
-        if self.window_active {
-            if let Some(w) = self.window.as_mut() {
-                w.push(pos, ch);
-            }
-        }
         self.track_sentence(pos, ch);
         if self.verdict.is_some() {
             return;
@@ -604,25 +603,24 @@ impl LoopRules {
     fn judge_window(&mut self, text: &NormStream, pos: u64) {
         let span = self.cfg.zero_gain_chars as u64;
         if pos + 1 < span || !self.novelty.at_most_since(Gain::NumbersMasked, pos + 1 - span, WINDOW_RULES_BIGRAMS) {
-            self.window_active = false;
+            self.window_next = None;
             return;
         }
         let cfg = self.cfg.clone();
         let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
-        if !self.window_active {
-            let w = match self.window.as_mut() {
-                Some(w) => {
-                    w.clear();
-                    w
-                }
-                None => self.window.get_or_insert_with(|| WindowStats::new(cfg.window_chars)),
-            };
-            for p in pos + 1 - window..=pos {
-                w.push(p, text.at(p));
-            }
-            self.window_active = true;
-        }
         let from = pos + 1 - window;
+        let next = match (self.window_next, self.window.as_mut()) {
+            (Some(next), _) => next,
+            (None, Some(w)) => {
+                w.clear();
+                from
+            }
+            (None, None) => from,
+        };
+        debug_assert!(next >= text.base(), "the window is evaluated far more often than text is dropped");
+        self.window_next = Some(pos + 1);
+        let w = self.window.get_or_insert_with(|| WindowStats::new(cfg.window_chars));
+        w.extend(next, text.chars(next, pos + 1));
         let zero_gain = window >= cfg.zero_gain_chars as u64
             && self.novelty.at_most_since(Gain::Exact, pos + 1 - cfg.zero_gain_chars as u64, 0);
 
@@ -632,10 +630,6 @@ impl LoopRules {
             (cfg.max_fragment_kinds, cfg.char_collapse_ratio)
         };
         let silent_tail = self.novelty.at_most_since(Gain::Exact, pos + 1 - (cfg.zero_gain_chars as u64).min(window), 0);
-        let w = match self.window.as_ref() {
-            Some(w) => w,
-            None => return,
-        };
         if window >= 200 && silent_tail && w.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) {
             let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", w.distinct_chars(), window, w.char_ratio(), w.fragment_kinds(), w.median_fragment());
             let e = self.evidence(text, "char-collapse-loop", detail, Severity::Abort, from, (pos + 1 - 40.min(window), pos + 1), pos);

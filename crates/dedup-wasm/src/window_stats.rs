@@ -49,10 +49,23 @@ impl Kinds {
 /// True for chars that end a fragment: spaces and punctuation (Latin and CJK).
 #[inline]
 pub(crate) fn is_fragment_separator(c: char) -> bool {
-    c == ' '
-        || (c.is_ascii_punctuation() && c != '_')
-        || matches!(c, '，' | '。' | '！' | '？' | '、' | '；' | '：' | '…' | '“' | '”' | '‘' | '’' | '（' | '）' | '《' | '》' | '「' | '」' | '—')
+    if c.is_ascii() {
+        return ASCII_SEPARATORS[c as usize];
+    }
+    matches!(c, '，' | '。' | '！' | '？' | '、' | '；' | '：' | '…' | '“' | '”' | '‘' | '’' | '（' | '）' | '《' | '》' | '「' | '」' | '—')
 }
+
+/// The ASCII separators, by code: the space and every punctuation char but `_`. Built at compile
+/// time, so the per-char test is one load.
+const ASCII_SEPARATORS: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut c = 0u8;
+    while c < 128 {
+        table[c as usize] = c == b' ' || (c.is_ascii_punctuation() && c != b'_');
+        c += 1;
+    }
+    table
+};
 
 /// What the ring keeps of a char in the window: its bucket in `char_kinds`, and the bucket in
 /// `trigrams` of the trigram that ends with it ([`NO_TRIGRAM`] for the first two chars after a
@@ -64,8 +77,10 @@ const NO_TRIGRAM: u16 = u16::MAX;
 
 pub(crate) struct WindowStats {
     window: usize,
-    /// The window as a ring: `ring[(start + i) % window]` is the i-th oldest char's entry.
+    /// The window as a ring of a power-of-two size (at least `window`), so a slot is a mask away:
+    /// `ring[(start + i) & mask]` is the i-th oldest char's entry.
     ring: Vec<RingEntry>,
+    mask: usize,
     start: usize,
     len: usize,
     /// The last two chars pushed, oldest first (meaningful once `len >= 2`).
@@ -84,7 +99,8 @@ impl WindowStats {
         let window = window.max(3);
         WindowStats {
             window,
-            ring: vec![[0, NO_TRIGRAM]; window],
+            ring: vec![[0, NO_TRIGRAM]; window.next_power_of_two()],
+            mask: window.next_power_of_two() - 1,
             start: 0,
             len: 0,
             last_two: [0, 0],
@@ -116,20 +132,31 @@ impl WindowStats {
         Kinds::bucket(((u64::from(a) << 42) ^ (u64::from(b) << 21) ^ u64::from(c)).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ u64::from(a))
     }
 
-    /// Ring index of `start + i` for `i < 2 * window`.
+    /// Ring index of `start + i`.
     #[inline]
     fn slot(&self, i: usize) -> usize {
-        let j = self.start + i;
-        if j >= self.window {
-            j - self.window
-        } else {
-            j
+        self.start.wrapping_add(i) & self.mask
+    }
+
+    /// Adds the normalized chars at positions `first, first + 1, ...`, then lets go of the fragments
+    /// that ended a window or more before the last of them. The readers below describe the window
+    /// ending at that last char.
+    ///
+    /// Fragments leave here, once per call, rather than per char: nothing reads the counts between
+    /// two chars of a run, and a fragment out of the window at one position is out at every later one.
+    pub(crate) fn extend(&mut self, first: u64, chars: impl Iterator<Item = u32>) {
+        let mut pos = first;
+        for ch in chars {
+            self.push(pos, ch);
+            pos += 1;
+        }
+        if pos > first {
+            self.expire_fragments(pos - 1);
         }
     }
 
-    /// Adds the normalized char at `pos`.
     #[inline]
-    pub(crate) fn push(&mut self, pos: u64, ch: u32) {
+    fn push(&mut self, pos: u64, ch: u32) {
         if self.len == self.window {
             // The oldest char leaves, and with it the trigram it starts, which is the one recorded
             // as ending two chars later (the window holds at least three chars).
@@ -167,6 +194,10 @@ impl WindowStats {
             self.fragment.push(ch);
             self.fragment_len = self.fragment_len.saturating_add(1);
         }
+    }
+
+    /// Drops the fragments that ended a window or more before `pos`.
+    fn expire_fragments(&mut self, pos: u64) {
         while let Some(&(end, b, _)) = self.fragment_queue.front() {
             if end + self.window as u64 <= pos {
                 self.fragments.remove(b);
@@ -228,9 +259,7 @@ mod tests {
 
     fn feed(text: &str, window: usize) -> WindowStats {
         let mut w = WindowStats::new(window);
-        for (i, c) in text.chars().enumerate() {
-            w.push(i as u64, c as u32);
-        }
+        w.extend(0, text.chars().map(u32::from));
         w
     }
 
@@ -259,9 +288,7 @@ mod tests {
         let text = "好的，好，好的执行。 aa bbbb, cc. ".repeat(30);
         let mut reused = feed(&"The quick brown fox, jumps; over it. ".repeat(20), 200);
         reused.clear();
-        for (i, c) in text.chars().enumerate() {
-            reused.push(i as u64, c as u32);
-        }
+        reused.extend(0, text.chars().map(u32::from));
         let fresh = feed(&text, 200);
         assert_eq!(reused.distinct_chars(), fresh.distinct_chars());
         assert_eq!(reused.fragment_kinds(), fresh.fragment_kinds());
@@ -275,5 +302,35 @@ mod tests {
         let w = feed("aa bbbb cccccc dd ", 1600);
         assert_eq!(w.fragment_kinds(), 4);
         assert_eq!(w.median_fragment(), 4);
+    }
+
+    #[test]
+    fn the_ascii_separator_table_is_space_and_punctuation_but_underscore() {
+        for c in (0u8..128).map(char::from) {
+            assert_eq!(is_fragment_separator(c), c == ' ' || (c.is_ascii_punctuation() && c != '_'), "{:?}", c);
+        }
+        assert!(is_fragment_separator('。') && !is_fragment_separator('好'));
+    }
+
+    #[test]
+    fn runs_fed_in_pieces_describe_the_same_window_as_one_run() {
+        // Fragments leave at the end of each run, so any cut of the text must give the same counts.
+        let text: Vec<u32> = "aa bbbb, cc. 好的，好。 dd ee ff gg, hh ii. ".repeat(25).chars().map(u32::from).collect();
+        let whole = {
+            let mut w = WindowStats::new(90);
+            w.extend(0, text.iter().copied());
+            w
+        };
+        for cut in [1, 7, 128] {
+            let mut pieces = WindowStats::new(90);
+            for (i, piece) in text.chunks(cut).enumerate() {
+                pieces.extend((i * cut) as u64, piece.iter().copied());
+            }
+            assert_eq!(pieces.distinct_chars(), whole.distinct_chars());
+            assert_eq!(pieces.fragment_kinds(), whole.fragment_kinds());
+            assert_eq!(pieces.median_fragment(), whole.median_fragment());
+            assert_eq!(pieces.trigram_redundancy(), whole.trigram_redundancy());
+        }
+        assert!(whole.fragment_kinds() > 0 && whole.median_fragment() > 0);
     }
 }
