@@ -134,9 +134,11 @@ impl SentencePass {
             return;
         }
         let span = SourceSpan { start: s.start, end: s.end };
+        let (n, threshold) = (tokens.len(), self.threshold);
         let best = self
             .recent
             .iter()
+            .filter(|e| could_reach(e.tokens.len(), n, threshold))
             .map(|e| (jaccard_sorted(&e.tokens, &tokens), e.span))
             .filter(|(sim, _)| *sim >= self.threshold)
             .fold(None, |best: Option<(f64, SourceSpan)>, cur| match best {
@@ -172,6 +174,17 @@ impl SentencePass {
             _ => None,
         }
     }
+}
+
+/// False when two token sets of sizes `a` and `b` cannot reach a Jaccard of `threshold`: their
+/// intersection is at most the smaller set and their union at least the larger, so the Jaccard is
+/// at most `min / max`. Exact (the same division [`jaccard_sorted`] makes with the largest
+/// intersection), so skipping such pairs changes no result; most sentences near each other differ
+/// enough in length for it to skip the merge.
+#[inline]
+fn could_reach(a: usize, b: usize, threshold: f64) -> bool {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    hi == 0 || lo as f64 / hi as f64 >= threshold
 }
 
 #[cfg(test)]
@@ -290,5 +303,26 @@ mod tests {
         assert_eq!(held.similarity, 1.0);
         assert_eq!(slice(text, &held.repeat), "我们去公园今天天气很好。");
         assert_eq!(held.repeat.start.utf16, 12);
+    }
+
+    #[test]
+    fn the_length_bound_never_skips_a_pair_that_reaches_the_threshold() {
+        for threshold in [0.05, 0.5, 0.75, 0.9, 1.0] {
+            let mut skipped = 0;
+            for a in 1..40usize {
+                for b in 1..40usize {
+                    let (x, y): (Vec<u64>, Vec<u64>) = ((0..a as u64).collect(), (0..b as u64).collect());
+                    // The best overlap sizes a and b allow: one set inside the other.
+                    let best = jaccard_sorted(&x, &y);
+                    if best >= threshold {
+                        assert!(could_reach(a, b, threshold), "{} {} {}", a, b, threshold);
+                    } else {
+                        assert!(!could_reach(a, b, threshold), "{} {} {}", a, b, threshold);
+                        skipped += 1;
+                    }
+                }
+            }
+            assert!(threshold < 0.1 || skipped > 0);
+        }
     }
 }
