@@ -25,6 +25,7 @@ use crate::settings::DedupSettings;
 use crate::text::{NormStream, SourceSpan};
 use crate::tokenize::TokenStream;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// Which pass found a repeated section.
@@ -94,6 +95,13 @@ pub struct StreamCheck {
     /// still growing ([`StreamingState::live_section`]); read [`StreamingState::sections`] only then,
     /// so a check stays cheap for every chunk however many sections there are.
     pub sections_version: u64,
+}
+
+impl StreamCheck {
+    /// The check before anything is known; [`StreamingState`] fills it in place.
+    fn blank() -> Self {
+        StreamCheck { repeated: false, ratio: 0.0, action: StreamAction::None, evidence: None, bytes_seen: 0, sections_version: 0 }
+    }
 }
 
 /// A stream reports at most this many recent sections.
@@ -260,7 +268,9 @@ impl Detector {
         }
     }
 
-    fn chain_section(&self, c: &Chain) -> Option<Section> {
+    /// Where the text a chain repeats lies, if the chain is long enough to report and that text is
+    /// still retained.
+    fn chain_origin(&self, c: &Chain) -> Option<(u64, u64)> {
         if c.len() < self.settings.min_repeat_length as u64 {
             return None;
         }
@@ -269,6 +279,11 @@ impl Detector {
         if orig_start < self.text.base() || orig_end <= orig_start {
             return None;
         }
+        Some((orig_start, orig_end))
+    }
+
+    fn chain_section(&self, c: &Chain) -> Option<Section> {
+        let (orig_start, orig_end) = self.chain_origin(c)?;
         Some(Section {
             original: self.text.span(orig_start, orig_end),
             repeat: self.text.span(c.start, c.end),
@@ -332,13 +347,26 @@ impl Detector {
         Some(Section { original: orig, repeat: rep, similarity: 1.0, source: SectionSource::Period })
     }
 
+    /// The chain still growing, once it is long enough to report.
+    fn reportable_live_chain(&self) -> Option<Chain> {
+        self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64)
+    }
+
+    /// What a stream check reports of this channel: whether any section is known, the ratio, and
+    /// the sections version. One look at the chain still growing serves all three (it is rebuilt on
+    /// every look, and a check is made for every chunk).
+    pub(crate) fn check_parts(&self) -> (bool, f64, u64) {
+        let live = self.reportable_live_chain();
+        (self.has_sections(live.as_ref()), self.ratio_with(live.as_ref()), self.sections_version(live.as_ref()))
+    }
+
     /// Changes whenever the list of sections changes, except for the growth of the section still
     /// growing ([`Detector::live_section`]), which a host can follow without re-reading the list.
-    pub(crate) fn sections_version(&self) -> u64 {
+    fn sections_version(&self, live: Option<&Chain>) -> u64 {
         let mut h = crate::hash::SeqHasher::new();
         h.push(self.recorded as u32);
         h.push((self.recorded >> 32) as u32);
-        if let Some(c) = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64) {
+        if let Some(c) = live {
             for v in [c.start, c.first_period] {
                 h.push(v as u32);
                 h.push((v >> 32) as u32);
@@ -353,21 +381,27 @@ impl Detector {
         self.ngram.live_chain().and_then(|c| self.chain_section(&c))
     }
 
+    /// True when [`Detector::live_section`] would give a section (without building its spans).
+    pub(crate) fn has_live_section(&self) -> bool {
+        self.ngram.live_chain().map_or(false, |c| self.chain_origin(&c).is_some())
+    }
+
     /// True when any section is known.
-    pub(crate) fn has_sections(&self) -> bool {
-        !self.sections.is_empty()
-            || self.rules.verdict().map_or(false, |v| v.unit_spans.is_some())
-            || self.ngram.live_chain().map_or(false, |c| c.len() >= self.settings.min_repeat_length as u64)
+    fn has_sections(&self, live: Option<&Chain>) -> bool {
+        !self.sections.is_empty() || self.rules.verdict().map_or(false, |v| v.unit_spans.is_some()) || live.is_some()
     }
 
     /// Share of the normalized text inside near-exact repeats.
     pub(crate) fn ratio(&self) -> f64 {
+        self.ratio_with(self.reportable_live_chain().as_ref())
+    }
+
+    fn ratio_with(&self, live: Option<&Chain>) -> f64 {
         let total = self.text.end();
         if total == 0 {
             return 0.0;
         }
-        let live = self.ngram.live_chain().filter(|c| c.len() >= self.settings.min_repeat_length as u64).map_or(0, |c| c.len());
-        ((self.covered + live) as f64 / total as f64).min(1.0)
+        ((self.covered + live.map_or(0, |c| c.len())) as f64 / total as f64).min(1.0)
     }
 
     pub(crate) fn verdict(&self) -> Option<&LoopEvidence> {
@@ -377,7 +411,10 @@ impl Detector {
     /// Soft evidence of repetition that is still current: a steer-level loop rule, or corroborated
     /// sentence repeats while the text goes in circles — most recent sentences restate earlier ones
     /// (however reworded), or it says (almost) nothing new.
-    pub(crate) fn steer_evidence(&self) -> Option<LoopEvidence> {
+    ///
+    /// Borrowed when it is already built, so a stream that keeps steering for the same reason does
+    /// not copy its evidence on every chunk.
+    pub(crate) fn steer_evidence(&self) -> Option<Cow<'_, LoopEvidence>> {
         let pos = self.text.end();
         if let Some(e) = self.rules.soft(&self.text, pos) {
             return Some(e);
@@ -386,7 +423,7 @@ impl Detector {
         let recent = self.last_evidence_at.map_or(false, |at| at + window >= pos);
         let circling = self.sentences.mostly_recycled() || (pos > 0 && self.rules.low_gain(pos - 1));
         if recent && self.sentences.pairs_seen() >= 2 && circling {
-            return self.section_evidence.clone();
+            return self.section_evidence.as_ref().map(Cow::Borrowed);
         }
         None
     }
@@ -520,16 +557,12 @@ impl StreamingState {
         let seen = self.total_chars();
         let delta = seen - self.last_delta_at;
         let hold = delta < self.content.settings().min_chunk_delta as u64 && self.verdict().is_none();
-        let check = match self.last.take() {
-            Some(last) if hold && last.action != StreamAction::Abort => last,
-            prev => {
-                self.last_delta_at = seen;
-                let (check, same_evidence) = self.compute_check(prev);
-                self.evidence_serial += u64::from(!same_evidence);
-                check
-            }
-        };
-        self.last.insert(check)
+        let held = matches!(&self.last, Some(last) if hold && last.action != StreamAction::Abort);
+        if !held {
+            self.last_delta_at = seen;
+            self.refresh_check();
+        }
+        self.last.get_or_insert_with(StreamCheck::blank)
     }
 
     /// Changes whenever the evidence of the latest check differs from that of the check before it
@@ -547,33 +580,36 @@ impl StreamingState {
         self.content.verdict().or_else(|| self.reasoning.as_ref().and_then(|r| r.verdict()))
     }
 
-    /// The check for the stream as it is now, and whether its evidence equals that of `prev` (the
-    /// previous check, whose evidence is moved over rather than copied when a latched verdict still
-    /// stands: that is every chunk after an abort).
-    fn compute_check(&self, prev: Option<StreamCheck>) -> (StreamCheck, bool) {
-        let s = self.content.settings();
-        let gated = self.chunks <= s.warmup_chunks as u64 || self.total_chars() < s.min_content_chars() as u64;
-        let first = prev.is_none();
-        let mut prev_evidence = prev.and_then(|p| p.evidence);
-        let (action, evidence, same) = match self.verdict() {
-            Some(v) if prev_evidence.as_ref() == Some(v) => (StreamAction::Abort, prev_evidence.take(), true),
-            Some(v) => (StreamAction::Abort, Some(v.clone()), false),
-            None if gated => (StreamAction::None, None, prev_evidence.is_none()),
+    /// Brings the kept check up to date with the stream as it is now. The check is updated in place:
+    /// its evidence is replaced only when it differs (then `evidence_serial` moves on), so a verdict
+    /// or steer that still stands is neither copied nor compared against a fresh copy.
+    fn refresh_check(&mut self) {
+        let StreamingState { content, reasoning, chunks, last, evidence_serial, .. } = self;
+        let s = content.settings();
+        let total = content.chars + reasoning.as_ref().map_or(0, |r| r.chars);
+        let gated = *chunks <= s.warmup_chunks as u64 || total < s.min_content_chars() as u64;
+        let verdict = content.verdict().or_else(|| reasoning.as_ref().and_then(|r| r.verdict()));
+        let (action, evidence) = match verdict {
+            Some(v) => (StreamAction::Abort, Some(Cow::Borrowed(v))),
+            None if gated => (StreamAction::None, None),
             None => {
-                let e = self.content.steer_evidence().or_else(|| self.reasoning.as_ref().and_then(|r| r.steer_evidence()));
-                let same = e == prev_evidence;
-                (if e.is_some() { StreamAction::Steer } else { StreamAction::None }, e, same)
+                let e = content.steer_evidence().or_else(|| reasoning.as_ref().and_then(|r| r.steer_evidence()));
+                (if e.is_some() { StreamAction::Steer } else { StreamAction::None }, e)
             }
         };
-        let check = StreamCheck {
-            repeated: self.content.has_sections(),
-            ratio: self.content.ratio(),
-            action,
-            evidence,
-            bytes_seen: self.content.consumed_bytes(),
-            sections_version: self.content.sections_version(),
-        };
-        (check, same && !first)
+        let (repeated, ratio, sections_version) = content.check_parts();
+        let first = last.is_none();
+        let check = last.get_or_insert_with(StreamCheck::blank);
+        let same = check.evidence.as_ref() == evidence.as_deref();
+        if !same {
+            check.evidence = evidence.map(Cow::into_owned);
+        }
+        *evidence_serial += u64::from(first || !same);
+        check.repeated = repeated;
+        check.ratio = ratio;
+        check.action = action;
+        check.bytes_seen = content.consumed_bytes();
+        check.sections_version = sections_version;
     }
 
     /// The most recent repeated sections of the content channel (at most [`MAX_STREAM_SECTIONS`]),
@@ -590,6 +626,12 @@ impl StreamingState {
     #[cfg_attr(not(feature = "abi-detect"), allow(dead_code))] // read only by the wasm ABI
     pub(crate) fn live_section_spans(&self) -> Option<Section> {
         self.content.live_section()
+    }
+
+    /// True when [`StreamingState::live_section`] would give a section (cheaper than building it).
+    #[cfg_attr(not(feature = "abi-detect"), allow(dead_code))] // read only by the wasm ABI
+    pub(crate) fn has_live_section(&self) -> bool {
+        self.content.has_live_section()
     }
 
     pub(crate) fn recent_sections(&self) -> Vec<Section> {

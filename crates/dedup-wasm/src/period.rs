@@ -37,6 +37,7 @@ use crate::text::{NormStream, SourceSpan};
 use crate::window_stats::WindowStats;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// Thresholds of the loop rules. Names follow the original detector where it had the rule.
@@ -393,13 +394,13 @@ impl LoopRules {
     }
 
     /// The most recent steer-level finding, while it is fresh (within a window of its firing).
-    pub(crate) fn soft(&self, text: &NormStream, pos: u64) -> Option<LoopEvidence> {
+    pub(crate) fn soft(&self, text: &NormStream, pos: u64) -> Option<Cow<'_, LoopEvidence>> {
         if pos > self.soft_until {
             return None;
         }
         match self.soft.as_ref()? {
-            SoftFinding::Ready(e) => Some(e.clone()),
-            SoftFinding::RepeatedUnit { chain, pos, numbers_only } => Some(self.repeated_unit_evidence(text, chain, *pos, *numbers_only)),
+            SoftFinding::Ready(e) => Some(Cow::Borrowed(e)),
+            SoftFinding::RepeatedUnit { chain, pos, numbers_only } => Some(Cow::Owned(self.repeated_unit_evidence(text, chain, *pos, *numbers_only))),
         }
     }
 
