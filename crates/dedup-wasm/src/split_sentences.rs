@@ -78,7 +78,12 @@ impl Word {
         if self.len + n > MAX_WORD_BYTES {
             return false;
         }
-        c.encode_utf8(&mut self.bytes[self.len..self.len + n]);
+        // Nearly every char of a word is ASCII, and `encode_utf8` is not inlined in wasm builds.
+        if n == 1 {
+            self.bytes[self.len] = c as u8;
+        } else {
+            c.encode_utf8(&mut self.bytes[self.len..self.len + n]);
+        }
         self.len += n;
         true
     }
