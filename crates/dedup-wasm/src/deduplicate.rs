@@ -455,6 +455,17 @@ impl Detector {
 
 }
 
+// The stream's two channels, read through free functions so that a method can hold them while it
+// updates the stream's other fields.
+
+fn total_chars(content: &Detector, reasoning: &Option<Detector>) -> u64 {
+    content.chars + reasoning.as_ref().map_or(0, |r| r.chars)
+}
+
+fn verdict<'a>(content: &'a Detector, reasoning: &'a Option<Detector>) -> Option<&'a LoopEvidence> {
+    content.verdict().or_else(|| reasoning.as_ref().and_then(|r| r.verdict()))
+}
+
 fn overlaps(a: &SourceSpan, b: &SourceSpan) -> bool {
     a.start.byte < b.end.byte && b.start.byte < a.end.byte
 }
@@ -573,11 +584,11 @@ impl StreamingState {
     }
 
     fn total_chars(&self) -> u64 {
-        self.content.chars + self.reasoning.as_ref().map_or(0, |r| r.chars)
+        total_chars(&self.content, &self.reasoning)
     }
 
     fn verdict(&self) -> Option<&LoopEvidence> {
-        self.content.verdict().or_else(|| self.reasoning.as_ref().and_then(|r| r.verdict()))
+        verdict(&self.content, &self.reasoning)
     }
 
     /// Brings the kept check up to date with the stream as it is now. The check is updated in place:
@@ -586,10 +597,8 @@ impl StreamingState {
     fn refresh_check(&mut self) {
         let StreamingState { content, reasoning, chunks, last, evidence_serial, .. } = self;
         let s = content.settings();
-        let total = content.chars + reasoning.as_ref().map_or(0, |r| r.chars);
-        let gated = *chunks <= s.warmup_chunks as u64 || total < s.min_content_chars() as u64;
-        let verdict = content.verdict().or_else(|| reasoning.as_ref().and_then(|r| r.verdict()));
-        let (action, evidence) = match verdict {
+        let gated = *chunks <= s.warmup_chunks as u64 || total_chars(content, reasoning) < s.min_content_chars() as u64;
+        let (action, evidence) = match verdict(content, reasoning) {
             Some(v) => (StreamAction::Abort, Some(Cow::Borrowed(v))),
             None if gated => (StreamAction::None, None),
             None => {
