@@ -3,7 +3,7 @@
  * @module
  */
 import { DedupWasmTrapError } from './errors.js';
-import { putScratchString, readJson, rethrowTrap, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
+import { putScratchString, scratchPtr, readJson, rethrowTrap, throwCoreError, toCoreJson, withStrings, call } from './wasm/abi.js';
 import { readSections } from './wasm/sections.js';
 import { core, epoch, type CoreExports } from './wasm/loader.js';
 import { handleRegistry, type CoreSlot } from './wasm/handles.js';
@@ -134,8 +134,8 @@ export class StreamHandle {
 
   /** The part of a feed that runs against the exports: copy in, feed, read what changed. */
   private feedInCore(slot: Slot, text: string, channel: 0 | 1, x: CoreExports): StreamCheck {
-    const input = putScratchString(x, text);
-    const code = x.dw_stream_feed(slot.handle, input.ptr, input.len, channel);
+    const len = putScratchString(x, text);
+    const code = x.dw_stream_feed(slot.handle, scratchPtr(), len, channel);
     if (code < 0) throwCoreError(x);
     const first = this.last === null;
     if (first || (code & SECTIONS_CHANGED) !== 0) {

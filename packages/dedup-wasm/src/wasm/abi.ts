@@ -41,12 +41,14 @@ let scratch: { x: SharedExports; ptr: number; cap: number; view: Uint8Array } | 
 const SHORT_CHUNK = 32;
 
 /**
- * Copies `text` into a region of wasm memory reused from call to call (grown when too small). The
- * bytes are only valid until the next call of this function; never release them.
+ * Copies `text` into a region of wasm memory reused from call to call (grown when too small) and
+ * returns its length in bytes; the region starts at {@link scratchPtr}. The bytes are only valid
+ * until the next call of this function; never release them. (A length rather than an
+ * {@link Input}: a stream feed makes no garbage but the check it returns.)
  */
-export function putScratchString(x: SharedExports, text: string): Input {
+export function putScratchString(x: SharedExports, text: string): number {
   const n = text.length;
-  if (n === 0) return { ptr: 0, len: 0, cap: 0 };
+  if (n === 0) return 0;
   const need = n * 3;
   if (scratch === null || scratch.x !== x || scratch.cap < need) {
     if (scratch !== null && scratch.x === x) x.dw_free(scratch.ptr, scratch.cap);
@@ -65,10 +67,14 @@ export function putScratchString(x: SharedExports, text: string): Input {
       if (c >= 0x80) break;
       view[i] = c;
     }
-    if (i === n) return { ptr: scratch.ptr, len: n, cap: 0 };
+    if (i === n) return n;
   }
-  const { written } = encoder.encodeInto(text, view);
-  return { ptr: scratch.ptr, len: written, cap: 0 };
+  return encoder.encodeInto(text, view).written;
+}
+
+/** Where the last {@link putScratchString} wrote (0 before the first non-empty one). */
+export function scratchPtr(): number {
+  return scratch === null ? 0 : scratch.ptr;
 }
 
 /** Releases an {@link Input}. */
