@@ -91,14 +91,16 @@ fn drift_ok(a: u64, b: u64) -> bool {
 const MAX_DRIFT: u64 = 32;
 
 impl NgramPass {
-    pub(crate) fn new(threshold: f64, max_gap: usize, step: usize) -> Self {
+    /// A pass joining repeats at least `threshold` similar across gaps up to `max_gap`, sampling the
+    /// sparse index every `step` chars, with its dense index sized for `expected` chars (0: unknown).
+    pub(crate) fn new(threshold: f64, max_gap: usize, step: usize, expected: usize) -> Self {
         NgramPass {
             threshold,
             max_gap: max_gap as u64,
             step: step as u64,
             roll: 0,
             out_weight: pow_wrapping(ROLL_BASE, GRAM as u32),
-            dense: RecentIndex::new(DENSE_WINDOW),
+            dense: RecentIndex::with_expected(DENSE_WINDOW, expected),
             sparse: PosTable::with_capacity(SMALL_TABLE),
             next_sparse: 0,
             open: None,
@@ -266,7 +268,7 @@ mod tests {
     /// in the order it was completed (stale chains and the final flush included).
     fn chains_with(text: &str, threshold: f64, gap: usize, step: usize, retain: usize) -> Vec<Chain> {
         let mut norm = NormStream::new(retain);
-        let mut pass = NgramPass::new(threshold, gap, step);
+        let mut pass = NgramPass::new(threshold, gap, step, 0);
         let mut out = Vec::new();
         for c in text.chars() {
             norm.push(c, |t, pos, ch| {
@@ -416,7 +418,7 @@ mod tests {
     #[test]
     fn forget_before_drops_sparse_entries_only_when_they_dominate() {
         let mut norm = NormStream::new(4096);
-        let mut pass = NgramPass::new(0.95, 100, 1);
+        let mut pass = NgramPass::new(0.95, 100, 1, 0);
         for c in noise(18, 20_000).chars() {
             norm.push(c, |t, pos, ch| {
                 pass.step(t, pos, ch);
