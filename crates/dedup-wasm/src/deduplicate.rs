@@ -19,13 +19,12 @@
 
 use crate::error::DedupError;
 use crate::ngram::{Chain, NgramPass};
-use crate::period::{LoopEvidence, LoopRules, Severity};
+use crate::period::{EvidenceRef, LoopEvidence, LoopRules, Severity};
 use crate::sentence::{SentencePair, SentencePass};
 use crate::settings::DedupSettings;
 use crate::text::{NormStream, SourceSpan};
 use crate::tokenize::TokenStream;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// Which pass found a repeated section.
@@ -414,7 +413,7 @@ impl Detector {
     ///
     /// Borrowed when it is already built, so a stream that keeps steering for the same reason does
     /// not copy its evidence on every chunk.
-    pub(crate) fn steer_evidence(&self) -> Option<Cow<'_, LoopEvidence>> {
+    pub(crate) fn steer_evidence(&self) -> Option<EvidenceRef<'_>> {
         let pos = self.text.end();
         if let Some(e) = self.rules.soft(&self.text, pos) {
             return Some(e);
@@ -423,7 +422,7 @@ impl Detector {
         let recent = self.last_evidence_at.map_or(false, |at| at + window >= pos);
         let circling = self.sentences.mostly_recycled() || (pos > 0 && self.rules.low_gain(pos - 1));
         if recent && self.sentences.pairs_seen() >= 2 && circling {
-            return self.section_evidence.as_ref().map(Cow::Borrowed);
+            return self.section_evidence.as_ref().map(EvidenceRef::Held);
         }
         None
     }
@@ -599,7 +598,7 @@ impl StreamingState {
         let s = content.settings();
         let gated = *chunks <= s.warmup_chunks as u64 || total_chars(content, reasoning) < s.min_content_chars() as u64;
         let (action, evidence) = match verdict(content, reasoning) {
-            Some(v) => (StreamAction::Abort, Some(Cow::Borrowed(v))),
+            Some(v) => (StreamAction::Abort, Some(EvidenceRef::Held(v))),
             None if gated => (StreamAction::None, None),
             None => {
                 let e = content.steer_evidence().or_else(|| reasoning.as_ref().and_then(|r| r.steer_evidence()));
@@ -609,9 +608,9 @@ impl StreamingState {
         let (repeated, ratio, sections_version) = content.check_parts();
         let first = last.is_none();
         let check = last.get_or_insert_with(StreamCheck::blank);
-        let same = check.evidence.as_ref() == evidence.as_deref();
+        let same = check.evidence.as_ref() == evidence.as_ref().map(EvidenceRef::get);
         if !same {
-            check.evidence = evidence.map(Cow::into_owned);
+            check.evidence = evidence.map(EvidenceRef::into_owned);
         }
         *evidence_serial += u64::from(first || !same);
         check.repeated = repeated;

@@ -37,7 +37,6 @@ use crate::text::{NormStream, SourceSpan};
 use crate::window_stats::WindowStats;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// Thresholds of the loop rules. Names follow the original detector where it had the rule.
@@ -242,6 +241,30 @@ pub struct LoopEvidence {
     pub(crate) unit_spans: Option<(SourceSpan, SourceSpan)>,
 }
 
+/// Evidence as a stream check reads it: held by a detector already, or built for this check. Built
+/// evidence is boxed so that the value stays two words: it is passed on every chunk, and is built
+/// only while a repeated unit grows.
+pub(crate) enum EvidenceRef<'a> {
+    Held(&'a LoopEvidence),
+    Built(Box<LoopEvidence>),
+}
+
+impl<'a> EvidenceRef<'a> {
+    pub(crate) fn get(&self) -> &LoopEvidence {
+        match self {
+            EvidenceRef::Held(e) => e,
+            EvidenceRef::Built(e) => e,
+        }
+    }
+
+    pub(crate) fn into_owned(self) -> LoopEvidence {
+        match self {
+            EvidenceRef::Held(e) => e.clone(),
+            EvidenceRef::Built(e) => *e,
+        }
+    }
+}
+
 /// Evaluate the window rules every this many normalized chars (they scan the window).
 const WINDOW_EVAL_EVERY: u64 = 128;
 /// New bigrams in the last `zero_gain_chars` at or under which the window rules are evaluated.
@@ -394,13 +417,13 @@ impl LoopRules {
     }
 
     /// The most recent steer-level finding, while it is fresh (within a window of its firing).
-    pub(crate) fn soft(&self, text: &NormStream, pos: u64) -> Option<Cow<'_, LoopEvidence>> {
+    pub(crate) fn soft(&self, text: &NormStream, pos: u64) -> Option<EvidenceRef<'_>> {
         if pos > self.soft_until {
             return None;
         }
         match self.soft.as_ref()? {
-            SoftFinding::Ready(e) => Some(Cow::Borrowed(e)),
-            SoftFinding::RepeatedUnit { chain, pos, numbers_only } => Some(Cow::Owned(self.repeated_unit_evidence(text, chain, *pos, *numbers_only))),
+            SoftFinding::Ready(e) => Some(EvidenceRef::Held(e)),
+            SoftFinding::RepeatedUnit { chain, pos, numbers_only } => Some(EvidenceRef::Built(Box::new(self.repeated_unit_evidence(text, chain, *pos, *numbers_only)))),
         }
     }
 
