@@ -633,13 +633,15 @@ impl LoopRules {
         let cfg = self.cfg.clone();
         let window = (cfg.window_chars as u64).min(pos + 1 - text.base());
         let from = pos + 1 - window;
-        let next = match (self.window_next, self.window.as_mut()) {
-            (Some(next), _) => next,
-            (None, Some(w)) => {
-                w.clear();
+        let next = match self.window_next {
+            Some(next) => next,
+            None => {
+                // A new low-gain regime: the statistics restart from the whole retained window.
+                if let Some(w) = self.window.as_mut() {
+                    w.clear();
+                }
                 from
             }
-            (None, None) => from,
         };
         debug_assert!(next >= text.base(), "the window is evaluated far more often than text is dropped");
         self.window_next = Some(pos + 1);

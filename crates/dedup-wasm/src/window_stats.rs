@@ -97,10 +97,11 @@ pub(crate) struct WindowStats {
 impl WindowStats {
     pub(crate) fn new(window: usize) -> Self {
         let window = window.max(3);
+        let ring = window.next_power_of_two();
         WindowStats {
             window,
-            ring: vec![[0, NO_TRIGRAM]; window.next_power_of_two()],
-            mask: window.next_power_of_two() - 1,
+            ring: vec![[0, NO_TRIGRAM]; ring],
+            mask: ring - 1,
             start: 0,
             len: 0,
             last_two: [0, 0],
