@@ -368,7 +368,7 @@ fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
         if c != ' ' {
             non_space += 1;
         }
-        if c.is_alphanumeric() {
+        if crate::tokenize::is_alphanumeric(c) {
             letters += 1;
         }
         if matches!(c, '。' | '！' | '？') {
@@ -487,7 +487,7 @@ impl LoopRules {
         if !ends {
             if c != ' ' {
                 self.sentence_hasher.push(ch);
-                self.sentence_has_content |= c.is_alphanumeric();
+                self.sentence_has_content |= crate::tokenize::is_alphanumeric(c);
             }
             return;
         }

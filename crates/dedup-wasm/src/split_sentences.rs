@@ -6,6 +6,7 @@
 //! terminator stay with the sentence they close.
 
 use crate::text::SourcePos;
+use crate::tokenize::is_alphanumeric;
 
 /// Abbreviations (lowercase, without the final dot) after which a period is not a sentence end.
 const ABBREVIATIONS: &[&str] = &[
@@ -32,7 +33,7 @@ fn dot_is_internal(prev: Option<char>, word: &str, next: Option<char>) -> bool {
         return true;
     }
     // A dot followed directly by a letter or digit is inside a token: "example.com", "a.b".
-    if next.map_or(false, |c| c.is_alphanumeric()) {
+    if next.map_or(false, is_alphanumeric) {
         return true;
     }
     if word.is_empty() {
@@ -174,7 +175,7 @@ impl SentenceSplitter {
             // judged when the next char arrives
         } else if is_terminator(c) {
             self.closing = true;
-        } else if self.bytes >= self.max_bytes && !c.is_alphanumeric() {
+        } else if self.bytes >= self.max_bytes && !is_alphanumeric(c) {
             done = done.or_else(|| self.take());
         }
         done
@@ -200,7 +201,7 @@ impl SentenceSplitter {
             }
             self.last_end = self.at;
         }
-        if c.is_alphanumeric() || c == '.' {
+        if is_alphanumeric(c) || c == '.' {
             if !self.word.push(c) {
                 self.word_overflow = true;
             }

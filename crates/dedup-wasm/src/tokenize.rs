@@ -22,8 +22,26 @@ pub fn is_cjk(c: char) -> bool {
 
 #[inline]
 pub(crate) fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || ('\u{300}'..='\u{36F}').contains(&c)
+    is_alphanumeric(c) || c == '_' || ('\u{300}'..='\u{36F}').contains(&c)
 }
+
+/// Exactly `char::is_alphanumeric`, without its Unicode tables for ASCII and for the CJK blocks in
+/// which every char is a letter. The splitter, the tokenizer and the loop rules ask this of every
+/// char, and for a char outside ASCII the tables cost a search each time; CJK text is all such chars.
+#[inline]
+pub(crate) fn is_alphanumeric(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    if ALL_LETTERS.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32))) {
+        return true;
+    }
+    c.is_alphanumeric()
+}
+
+/// Blocks whose every code point is a letter (CJK extension A, CJK unified ideographs, hangul
+/// syllables). A test checks each code point against the standard library.
+const ALL_LETTERS: [(u32, u32); 3] = [(0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
 
 /// One token found by [`for_each_token`]: byte range in the source and a hash of its lowercased form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +189,18 @@ mod tests {
         }
         stream.flush(|h, _| got.push(h));
         assert_eq!(got, token_hashes(text));
+    }
+
+    #[test]
+    fn the_fast_alphanumeric_test_agrees_with_the_standard_library() {
+        for &(lo, hi) in ALL_LETTERS.iter() {
+            for c in (lo..=hi).filter_map(char::from_u32) {
+                assert!(c.is_alphanumeric(), "U+{:04X} is not alphanumeric", c as u32);
+            }
+        }
+        for c in (0..=0x2FFFFu32).filter_map(char::from_u32) {
+            assert_eq!(is_alphanumeric(c), c.is_alphanumeric(), "U+{:04X}", c as u32);
+        }
     }
 
     #[test]
