@@ -158,9 +158,21 @@ pub(crate) struct Detector {
 }
 
 impl Detector {
-    /// A detector retaining `retain` chars (`usize::MAX` for a batch) and `max_sections` sections,
-    /// with room reserved for `expected` chars.
-    pub(crate) fn new(settings: DedupSettings, retain: usize, max_sections: usize, reasoning: bool, expected: usize) -> Self {
+    /// A detector for one batch text of `expected` bytes. It retains everything, and it does not
+    /// look for steer findings: a batch result reports sections, and no steer finding makes one.
+    pub(crate) fn batch(settings: DedupSettings, expected: usize) -> Self {
+        Detector::new(settings, usize::MAX, usize::MAX, false, expected, false)
+    }
+
+    /// A detector for one channel of a stream (`reasoning`: the reasoning channel, with its own cap).
+    pub(crate) fn stream(settings: DedupSettings, reasoning: bool) -> Self {
+        let retain = settings.max_window_chars;
+        Detector::new(settings, retain, MAX_STREAM_SECTIONS, reasoning, 0, true)
+    }
+
+    /// A detector retaining `retain` chars (`usize::MAX`: all) and `max_sections` sections, with
+    /// room reserved for `expected` chars, looking for steer findings when `steering`.
+    fn new(settings: DedupSettings, retain: usize, max_sections: usize, reasoning: bool, expected: usize, steering: bool) -> Self {
         let cap = if reasoning {
             (settings.loop_rules.max_reasoning_chars as u64, "max-reasoning-chars")
         } else {
@@ -171,7 +183,7 @@ impl Detector {
             ngram: NgramPass::new(settings.ngram_threshold, settings.window_size, settings.step_size, expected),
             sentences: SentencePass::new(settings.sentence_threshold, settings.context_gap_max, settings.min_sentence_tokens),
             tokens: TokenStream::default(),
-            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length),
+            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length, steering),
             sections: VecDeque::new(),
             max_sections,
             covered: 0,
@@ -488,7 +500,7 @@ pub fn check_repetition(text: &str, settings: &DedupSettings) -> Result<Repetiti
 /// [`check_repetition`] with both offset units kept (for the wasm bridge).
 pub(crate) fn check_sections(text: &str, settings: &DedupSettings) -> Result<(Vec<Section>, f64), DedupError> {
     settings.validate()?;
-    let mut d = Detector::new(settings.clone(), usize::MAX, usize::MAX, false, text.len());
+    let mut d = Detector::batch(settings.clone(), text.len());
     d.push_str(text);
     d.finish();
     Ok((d.sections(), d.ratio()))
@@ -527,7 +539,7 @@ impl StreamingState {
 
     fn fresh(settings: DedupSettings) -> Self {
         StreamingState {
-            content: Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, false, 0),
+            content: Detector::stream(settings.clone(), false),
             reasoning: None,
             chunks: 0,
             last_delta_at: 0,
@@ -558,7 +570,7 @@ impl StreamingState {
         if reasoning {
             let settings = self.content.settings().clone();
             self.reasoning
-                .get_or_insert_with(|| Detector::new(settings.clone(), settings.max_window_chars, MAX_STREAM_SECTIONS, true, 0))
+                .get_or_insert_with(|| Detector::stream(settings, true))
                 .push_str(chunk);
         } else {
             self.content.push_str(chunk);
@@ -684,9 +696,10 @@ mod tests {
 
     #[test]
     fn a_batch_check_is_a_stream_fed_in_one_piece() {
+        // The stream looks for steer findings and the batch does not; the sections must not differ.
         let text = format!("{}{}", prose(20), LOOP_UNIT.repeat(8));
         let batch = check_repetition(&text, &settings()).unwrap();
-        let mut d = Detector::new(settings(), usize::MAX, usize::MAX, false, 0);
+        let mut d = Detector::new(settings(), usize::MAX, usize::MAX, false, 0, true);
         d.push_str(&text);
         d.finish();
         let direct: Vec<RepeatedSection> = d.sections().iter().map(Section::public).collect();
