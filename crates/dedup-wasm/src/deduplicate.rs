@@ -183,7 +183,7 @@ impl Detector {
             ngram: NgramPass::new(settings.ngram_threshold, settings.window_size, settings.step_size, expected),
             sentences: SentencePass::new(settings.sentence_threshold, settings.context_gap_max, settings.min_sentence_tokens),
             tokens: TokenStream::default(),
-            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length, steering),
+            rules: LoopRules::new(settings.loop_rules.clone(), settings.max_repetitions, settings.min_repeat_length, steering, expected),
             sections: VecDeque::new(),
             max_sections,
             covered: 0,

@@ -34,8 +34,8 @@ struct Ledger {
 }
 
 impl Ledger {
-    fn new() -> Self {
-        Ledger { seen: PosTable::with_capacity(SMALL_TABLE), prev: 0, novel: VecDeque::new() }
+    fn new(capacity: usize) -> Self {
+        Ledger { seen: PosTable::with_capacity(capacity), prev: 0, novel: VecDeque::new() }
     }
 
     #[inline]
@@ -79,8 +79,20 @@ const NUMBER_TOKEN: u64 = 0x6e75_6d62_6572_2323;
 
 impl Novelty {
     /// Tracks novelty; positions of novel bigrams are kept for `horizon` chars.
+    #[cfg(test)]
     pub(crate) fn new(horizon: u64) -> Self {
-        Novelty { exact: Ledger::new(), masked: Ledger::new(), horizon }
+        Novelty::with_expected(horizon, 0)
+    }
+
+    /// Like [`Novelty::new`], with tables sized at once for a text of `expected` chars (a batch
+    /// knows its length; 0: unknown). Otherwise a batch check grows each table a dozen times, and
+    /// each growth rehashes it: 2% of its instructions, and more in wasm, where the allocator zeroes
+    /// each new table byte by byte.
+    pub(crate) fn with_expected(horizon: u64, expected: usize) -> Self {
+        // About one new bigram per 16 chars: prose has a word every six chars, and repeats some
+        // bigrams; a looping text has far fewer, and its tables are zeroed, never filled.
+        let capacity = (expected / 16).max(SMALL_TABLE);
+        Novelty { exact: Ledger::new(capacity), masked: Ledger::new(capacity), horizon }
     }
 
     /// Records a token (from [`crate::tokenize::TokenStream`]) that ended at normalized position `end`.

@@ -416,11 +416,12 @@ fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
 
 impl LoopRules {
     /// Rules over `cfg`; the steer rules run only when `steering` (a batch check, which reports only
-    /// sections, skips them and the per-char bookkeeping they alone read).
-    pub(crate) fn new(cfg: LoopConfig, min_occurrences: usize, min_steer_chars: usize, steering: bool) -> Self {
+    /// sections, skips them and the per-char bookkeeping they alone read). `expected`: the length
+    /// of a batch text, for sizing tables (0: unknown).
+    pub(crate) fn new(cfg: LoopConfig, min_occurrences: usize, min_steer_chars: usize, steering: bool, expected: usize) -> Self {
         let horizon = (cfg.window_chars as u64).max(4096) * 4;
         LoopRules {
-            novelty: Novelty::new(horizon),
+            novelty: Novelty::with_expected(horizon, expected),
             window: None,
             window_next: None,
             recycled: if steering { vec![false; cfg.window_chars.max(1)] } else { Vec::new() },
