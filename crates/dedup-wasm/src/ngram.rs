@@ -101,7 +101,8 @@ impl NgramPass {
             roll: 0,
             out_weight: pow_wrapping(ROLL_BASE, GRAM as u32),
             dense: RecentIndex::with_expected(DENSE_WINDOW, expected),
-            sparse: PosTable::with_capacity(SMALL_TABLE),
+            // The sparse index takes one gram in `step`: a batch knows how many it will hold.
+            sparse: PosTable::with_capacity((expected / step.max(1)).max(SMALL_TABLE)),
             next_sparse: 0,
             open: None,
             chain: None,
