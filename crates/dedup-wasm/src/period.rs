@@ -570,18 +570,35 @@ impl LoopRules {
             Some(seg) if seg.end == pos + 1 => seg,
             _ => return,
         };
-        if self.judge_unit(text, pos, seg) {
+        if self.worth_judging(&seg) && self.judge_unit(text, pos, seg) {
             return;
         }
         if let Some(chain) = ngram.live_chain() {
-            if chain.matched != chain.len() {
+            if chain.matched != chain.len() && self.worth_judging(&chain) {
                 self.judge_unit(text, pos, chain);
             }
         }
     }
 
-    /// Judges one chain as a looping unit; returns true when it latched a verdict.
+    /// What [`LoopRules::judge_unit`] asks first of a chain: is it long enough for any unit rule, and
+    /// not already disqualified. Most chains judged are not (a growing match is judged at every
+    /// char), so this much is inlined into the per-char path and the rest is a call.
+    #[inline]
+    fn worth_judging(&self, c: &Chain) -> bool {
+        let cfg = &self.cfg;
+        let period = c.period.max(1);
+        // `len / period + 1 >= min_occurrences`, without a 64-bit division per char.
+        let repeated = c.len() >= (self.min_occurrences - 1).saturating_mul(period) && c.len() + c.first_period >= cfg.min_loop_chars as u64;
+        let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
+        let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
+        (repeated || long_unit || back_to_back) && self.disqualified != Some((c.start, c.first_period))
+    }
+
+    /// Judges one chain as a looping unit, once [`LoopRules::worth_judging`] says so; returns true
+    /// when it latched a verdict.
+    #[inline(never)]
     fn judge_unit(&mut self, text: &NormStream, pos: u64, c: Chain) -> bool {
+        debug_assert!(self.worth_judging(&c));
         let cfg = &self.cfg;
         let period = c.period.max(1);
         let covered = c.len() + c.first_period;
@@ -589,9 +606,6 @@ impl LoopRules {
         let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
         let repeated = occurrences >= self.min_occurrences && covered >= cfg.min_loop_chars as u64;
         let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
-        if (!repeated && !long_unit && !back_to_back) || self.disqualified == Some((c.start, c.first_period)) {
-            return false;
-        }
         // The unit is the last period of the original; it only needs classifying once per chain.
         let unit = (c.end - period, c.end);
         let cached = self.judged_unit.iter().flatten().find(|(s, d, _)| *s == c.start && *d == period).map(|e| e.2);
