@@ -50,7 +50,7 @@ impl RecentIndex {
         debug_assert!(window.is_power_of_two());
         let ring = expected.checked_next_power_of_two().unwrap_or(usize::MAX).max(FIRST_RING).min(window as usize);
         let mut index = RecentIndex { heads: Vec::new(), bucket_shift: 63, slots: vec![[0, 0]; ring], window_mask: window - 1, grow_at: 0 };
-        index.relink();
+        index.size_buckets();
         index
     }
 
@@ -108,8 +108,7 @@ impl RecentIndex {
     /// is position order while nothing has wrapped).
     fn relink(&mut self) {
         let len = self.slots.len();
-        self.bucket_shift = 64 - (2 * len).trailing_zeros();
-        self.heads = vec![0; 2 * len];
+        self.size_buckets();
         for p in 0..len {
             let key = self.slots[p][0];
             if key != 0 {
@@ -118,6 +117,13 @@ impl RecentIndex {
                 self.heads[bucket] = p as u64 + 1;
             }
         }
+    }
+
+    /// Empty buckets for the ring's size: all a new, empty ring needs (it has no keys to link).
+    fn size_buckets(&mut self) {
+        let len = self.slots.len();
+        self.bucket_shift = 64 - (2 * len).trailing_zeros();
+        self.heads = vec![0; 2 * len];
         self.grow_at = if len as u64 > self.window_mask { u64::MAX } else { len as u64 };
     }
 }
