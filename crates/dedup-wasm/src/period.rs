@@ -692,6 +692,15 @@ impl LoopRules {
             }
         };
         debug_assert!(next >= text.base(), "the window is evaluated far more often than text is dropped");
+        let silent_tail = self.novelty.at_most_since(Gain::Exact, pos + 1 - (cfg.zero_gain_chars as u64).min(window), 0);
+        let collapse_possible = window >= 200 && silent_tail;
+        if !self.steering && !collapse_possible {
+            // Without steering nothing else reads the statistics, so they wait, still due from
+            // `next`, until this rule can fire: a later catch-up in one run leaves them as runs at
+            // every evaluation would, and a regime in which it never can costs nothing.
+            self.window_next = Some(next);
+            return;
+        }
         self.window_next = Some(pos + 1);
         let w = self.window.get_or_insert_with(|| WindowStats::new(cfg.window_chars));
         w.extend(next, text.chars(next, pos + 1));
@@ -703,8 +712,7 @@ impl LoopRules {
         } else {
             (cfg.max_fragment_kinds, cfg.char_collapse_ratio)
         };
-        let silent_tail = self.novelty.at_most_since(Gain::Exact, pos + 1 - (cfg.zero_gain_chars as u64).min(window), 0);
-        if window >= 200 && silent_tail && w.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) {
+        if collapse_possible && w.collapsed(ratio_gate, cfg.collapse_median_fragment, kind_gate) {
             let detail = format!("{} distinct chars in {} ({:.3}), {} fragment kinds, median fragment {} chars", w.distinct_chars(), window, w.char_ratio(), w.fragment_kinds(), w.median_fragment());
             let e = self.evidence(text, "char-collapse-loop", detail, Severity::Abort, from, (pos + 1 - 40.min(window), pos + 1), pos);
             self.latch(e);
