@@ -374,6 +374,19 @@ const ASCII_UNIT_FLAGS: [u8; 128] = {
     table
 };
 
+/// `len / period >= k` (`period > 0`): whether a match of `len` chars at distance `period` holds `k`
+/// more copies of its unit. A product rather than a 64-bit division, since the unit rules ask it at
+/// every char; factors below 2^32 cannot overflow, and a plain product stays one instruction in wasm
+/// (a checked one is a call to a 128-bit multiply there).
+#[inline]
+fn at_least_copies(len: u64, period: u64, k: u64) -> bool {
+    if k <= u64::from(u32::MAX) && period <= u64::from(u32::MAX) {
+        len >= k * period
+    } else {
+        len / period >= k
+    }
+}
+
 fn classify_unit(text: &NormStream, start: u64, end: u64) -> UnitClass {
     // A unit can be thousands of chars and is classified whenever a chain's period changes, so the
     // scan has an ASCII path that tests bytes (it gives the same counts as the char path).
@@ -587,8 +600,7 @@ impl LoopRules {
     fn worth_judging(&self, c: &Chain) -> bool {
         let cfg = &self.cfg;
         let period = c.period.max(1);
-        // `len / period + 1 >= min_occurrences`, without a 64-bit division per char.
-        let repeated = c.len() >= (self.min_occurrences - 1).saturating_mul(period) && c.len() + c.first_period >= cfg.min_loop_chars as u64;
+        let repeated = at_least_copies(c.len(), period, self.min_occurrences - 1) && c.len() + c.first_period >= cfg.min_loop_chars as u64;
         let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
         let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
         (repeated || long_unit || back_to_back) && self.disqualified != Some((c.start, c.first_period))
@@ -755,6 +767,23 @@ impl LoopRules {
             let e = self.evidence(text, &rule, detail, Severity::Steer, from, (pos + 1 - 40.min(window), pos + 1), pos);
             self.soft = Some(SoftFinding::Ready(e));
             self.soft_until = pos + WINDOW_EVAL_EVERY;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_are_counted_as_division_would_count_them() {
+        let big = u64::from(u32::MAX);
+        for &len in &[0, 1, 99, 100, 101, big - 1, big, big + 1, u64::MAX / 3, u64::MAX] {
+            for &period in &[1, 2, 10, 100, big, big + 1, u64::MAX / 2, u64::MAX] {
+                for &k in &[0, 1, 2, 9, 10, 11, big, big + 1, u64::MAX] {
+                    assert_eq!(at_least_copies(len, period, k), len / period >= k, "{} {} {}", len, period, k);
+                }
+            }
         }
     }
 }
