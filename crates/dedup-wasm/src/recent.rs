@@ -15,7 +15,7 @@
 //!   by which time its old position has left the window;
 //! - the ring starts small and doubles before any position wraps around it.
 
-use crate::table::nonzero_key;
+use crate::table::{nonzero_key, zeroed};
 
 /// Positions the ring starts with, unless told how many to expect. It doubles until it holds the
 /// whole window, so a check of a short text does not zero tables sized for a long one.
@@ -49,7 +49,7 @@ impl RecentIndex {
     pub(crate) fn with_expected(window: u64, expected: usize) -> Self {
         debug_assert!(window.is_power_of_two());
         let ring = expected.checked_next_power_of_two().unwrap_or(usize::MAX).max(FIRST_RING).min(window as usize);
-        let mut index = RecentIndex { heads: Vec::new(), bucket_shift: 63, slots: vec![[0, 0]; ring], window_mask: window - 1, grow_at: 0 };
+        let mut index = RecentIndex { heads: Vec::new(), bucket_shift: 63, slots: zeroed(ring), window_mask: window - 1, grow_at: 0 };
         index.size_buckets();
         index
     }
@@ -123,7 +123,7 @@ impl RecentIndex {
     fn size_buckets(&mut self) {
         let len = self.slots.len();
         self.bucket_shift = 64 - (2 * len).trailing_zeros();
-        self.heads = vec![0; 2 * len];
+        self.heads = zeroed(2 * len);
         self.grow_at = if len as u64 > self.window_mask { u64::MAX } else { len as u64 };
     }
 }

@@ -22,6 +22,15 @@ pub(crate) fn nonzero_key(key: u64) -> u64 {
     }
 }
 
+/// `n` zeroed values in a new vector, filled in place rather than allocated zeroed: in wasm the
+/// allocator zeroes memory through the standard library's `memset`, a loop built without bulk
+/// memory, where a fill here compiles to one `memory.fill`.
+pub(crate) fn zeroed<T: Copy + Default>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, T::default());
+    v
+}
+
 /// One slot: a key (0 = empty) and its value side by side, so a probe touches one cache line.
 type Slot = [u64; 2];
 
@@ -36,7 +45,7 @@ impl PosTable {
     /// A table that holds `expected` keys at a load of at most one half before growing.
     pub(crate) fn with_capacity(expected: usize) -> Self {
         let slots = (expected.max(8) * 2).next_power_of_two();
-        PosTable { slots: vec![[0, 0]; slots], len: 0, mask: slots - 1 }
+        PosTable { slots: zeroed(slots), len: 0, mask: slots - 1 }
     }
 
     #[inline]
@@ -100,7 +109,7 @@ impl PosTable {
     fn grow(&mut self) {
         let old = std::mem::take(&mut self.slots);
         let slots = old.len() * 2;
-        self.slots = vec![[0, 0]; slots];
+        self.slots = zeroed(slots);
         self.mask = slots - 1;
         self.len = 0;
         for [k, v] in old {
