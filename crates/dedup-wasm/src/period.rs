@@ -326,7 +326,8 @@ pub(crate) struct LoopRules {
     soft: Option<SoftFinding>,
     soft_until: u64,
     /// Whether steer findings are looked for. Without them the recycled-gram ring and the sentence
-    /// hashes are never read, so they are not kept either: 6% of a batch check's instructions.
+    /// hashes are never read, so they are not kept either (with the soft window rules, about 8% of
+    /// a batch check's instructions).
     steering: bool,
 }
 
@@ -373,6 +374,16 @@ const ASCII_UNIT_FLAGS: [u8; 128] = {
     }
     table
 };
+
+/// The unit rules a chain is long enough for (see [`LoopRules::judge_unit`]).
+struct Reach {
+    /// `min_occurrences` copies over `min_loop_chars`: the unit loops.
+    repeated: bool,
+    /// A verbatim copy of a long unit: a repeated paragraph.
+    long_unit: bool,
+    /// A whole unit repeated back to back, over the shortest steering repeat.
+    back_to_back: bool,
+}
 
 /// `len / period >= k` (`period > 0`): whether a match of `len` chars at distance `period` holds `k`
 /// more copies of its unit. A product rather than a 64-bit division, since the unit rules ask it at
@@ -593,17 +604,25 @@ impl LoopRules {
         }
     }
 
+    /// Which unit rules a chain is long enough for.
+    #[inline]
+    fn reach(&self, c: &Chain) -> Reach {
+        let cfg = &self.cfg;
+        let period = c.period.max(1);
+        Reach {
+            repeated: at_least_copies(c.len(), period, self.min_occurrences - 1) && c.len() + c.first_period >= cfg.min_loop_chars as u64,
+            long_unit: period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len(),
+            back_to_back: c.len() >= period && c.len() >= self.min_steer_chars,
+        }
+    }
+
     /// What [`LoopRules::judge_unit`] asks first of a chain: is it long enough for any unit rule, and
     /// not already disqualified. Most chains judged are not (a growing match is judged at every
     /// char), so this much is inlined into the per-char path and the rest is a call.
     #[inline]
     fn worth_judging(&self, c: &Chain) -> bool {
-        let cfg = &self.cfg;
-        let period = c.period.max(1);
-        let repeated = at_least_copies(c.len(), period, self.min_occurrences - 1) && c.len() + c.first_period >= cfg.min_loop_chars as u64;
-        let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
-        let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
-        (repeated || long_unit || back_to_back) && self.disqualified != Some((c.start, c.first_period))
+        let r = self.reach(c);
+        (r.repeated || r.long_unit || r.back_to_back) && self.disqualified != Some((c.start, c.first_period))
     }
 
     /// Judges one chain as a looping unit, once [`LoopRules::worth_judging`] says so; returns true
@@ -615,9 +634,7 @@ impl LoopRules {
         let period = c.period.max(1);
         let covered = c.len() + c.first_period;
         let occurrences = 1 + c.len() / period;
-        let long_unit = period >= cfg.restart_min_period as u64 && c.len() >= cfg.restart_min_chars as u64 && c.matched == c.len();
-        let repeated = occurrences >= self.min_occurrences && covered >= cfg.min_loop_chars as u64;
-        let back_to_back = c.len() >= period && c.len() >= self.min_steer_chars;
+        let Reach { repeated, long_unit, back_to_back } = self.reach(&c);
         // The unit is the last period of the original; it only needs classifying once per chain.
         let unit = (c.end - period, c.end);
         let cached = self.judged_unit.iter().flatten().find(|(s, d, _)| *s == c.start && *d == period).map(|e| e.2);
