@@ -34,6 +34,7 @@ mod guard;
 mod hash;
 mod hnsw;
 mod json_num;
+mod key_filter;
 mod lexical_embed;
 mod lowercase;
 mod memory_text;

@@ -18,6 +18,7 @@
 //! O(DENSE_WINDOW + retained / step_size).
 
 use crate::hash::{mix64, pow_wrapping, ROLL_BASE};
+use crate::key_filter::KeyFilter;
 use crate::recent::RecentIndex;
 use crate::table::{PosTable, SMALL_TABLE};
 use crate::text::NormStream;
@@ -68,6 +69,9 @@ pub(crate) struct NgramPass {
     out_weight: u64,
     dense: RecentIndex,
     sparse: PosTable,
+    /// Every key of `sparse`: most grams were never sampled, and the filter says so without a
+    /// probe of the index, which a long text makes larger than the caches.
+    sparse_filter: KeyFilter,
     /// Next position whose gram goes into the sparse index (a multiple of `step`; kept so the hot
     /// path needs no division).
     next_sparse: u64,
@@ -94,6 +98,7 @@ impl NgramPass {
     /// A pass joining repeats at least `threshold` similar across gaps up to `max_gap`, sampling the
     /// sparse index every `step` chars, with its dense index sized for `expected` chars (0: unknown).
     pub(crate) fn new(threshold: f64, max_gap: usize, step: usize, expected: usize) -> Self {
+        let sparse_keys = (expected / step.max(1)).max(SMALL_TABLE);
         NgramPass {
             threshold,
             max_gap: max_gap as u64,
@@ -102,7 +107,8 @@ impl NgramPass {
             out_weight: pow_wrapping(ROLL_BASE, GRAM as u32),
             dense: RecentIndex::with_expected(DENSE_WINDOW, expected),
             // The sparse index takes one gram in `step`: a batch knows how many it will hold.
-            sparse: PosTable::with_capacity((expected / step.max(1)).max(SMALL_TABLE)),
+            sparse: PosTable::with_capacity(sparse_keys),
+            sparse_filter: KeyFilter::with_capacity(sparse_keys),
             next_sparse: 0,
             open: None,
             chain: None,
@@ -175,7 +181,7 @@ impl NgramPass {
                     self.last_distance = Some(seg.d);
                 }
             } else {
-                let hit = prev.or_else(|| self.sparse.get(g).filter(|&j| j + 1 >= text.base() + GRAM as u64));
+                let hit = prev.or_else(|| self.sparse_get(g).filter(|&j| j + 1 >= text.base() + GRAM as u64));
                 self.last_distance = hit.filter(|&j| j < pos).map(|j| pos - j);
                 if let Some(j) = hit {
                     if j < pos && self.verify(text, j, pos) {
@@ -209,10 +215,24 @@ impl NgramPass {
         if pos >= self.next_sparse {
             if pos == self.next_sparse {
                 self.sparse.insert(g, pos);
+                self.sparse_filter.add(g);
+                if self.sparse.len() > self.sparse_filter.capacity() {
+                    self.sparse_filter = KeyFilter::of(self.sparse.keys(), 2 * self.sparse.len());
+                }
             }
             self.next_sparse = (pos / self.step + 1) * self.step;
         }
         self.dense.insert(g, pos)
+    }
+
+    /// The sparse index's entry for `key`, asked of the index only when the filter cannot rule it out.
+    #[inline]
+    fn sparse_get(&self, key: u64) -> Option<u64> {
+        if self.sparse_filter.may_contain(key) {
+            self.sparse.get(key)
+        } else {
+            None
+        }
     }
 
     /// Drops sparse entries older than `base` once they make up most of the table.
@@ -220,6 +240,8 @@ impl NgramPass {
         let live_estimate = retained / self.step + 64;
         if self.sparse.len() as u64 > 2 * live_estimate {
             self.sparse.retain(|v| v >= base + GRAM as u64);
+            // The filter forgets nothing, so it is made again from what the index kept.
+            self.sparse_filter = KeyFilter::of(self.sparse.keys(), 2 * self.sparse.len().max(SMALL_TABLE));
         }
     }
 

@@ -94,6 +94,11 @@ impl PosTable {
         }
     }
 
+    /// The keys held, as stored (see [`nonzero_key`]), in no particular order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().map(|s| s[0]).filter(|&k| k != 0)
+    }
+
     /// Keeps only entries whose value satisfies `keep` (used to drop positions that left a window).
     pub(crate) fn retain(&mut self, keep: impl Fn(u64) -> bool) {
         let old = std::mem::take(&mut self.slots);
