@@ -152,7 +152,9 @@ impl NgramPass {
     /// just completed (it can no longer grow), if any.
     #[inline]
     pub(crate) fn step(&mut self, text: &NormStream, pos: u64, ch: u32) -> Option<Chain> {
-        let gram_ready = pos + 1 >= text.base() + GRAM as u64 && pos + 1 >= GRAM as u64;
+        // The gram ending here is whole and retained (the base is never negative, so this also says
+        // that `GRAM` chars have arrived).
+        let gram_ready = pos + 1 >= text.base() + GRAM as u64;
         self.roll = self.roll.wrapping_mul(ROLL_BASE).wrapping_add(u64::from(ch) + 1);
         if pos >= GRAM as u64 {
             let leaving = if pos - (GRAM as u64) >= text.base() { text.at(pos - GRAM as u64) } else { 0 };
