@@ -31,11 +31,24 @@ struct Ledger {
     prev: u64,
     /// Positions (normalized chars) where a never-seen bigram ended, oldest first.
     novel: VecDeque<u64>,
+    /// The base `seen` was last pruned to: every entry since holds a position at or after it.
+    pruned_to: u64,
 }
 
 impl Ledger {
     fn new(capacity: usize) -> Self {
-        Ledger { seen: PosTable::with_capacity(capacity), prev: 0, novel: VecDeque::new() }
+        Ledger { seen: PosTable::with_capacity(capacity), prev: 0, novel: VecDeque::new(), pruned_to: 0 }
+    }
+
+    /// Drops the bigrams last seen before `base`. Pruning to the base of the last time would drop
+    /// nothing, so then it does nothing: text with a token per char (CJK) keeps more bigrams than
+    /// the pruning threshold for good, and each housekeeping would otherwise rebuild the table to
+    /// no effect (quadratic in a batch, whose base never moves).
+    fn forget_before(&mut self, base: u64) {
+        if base > self.pruned_to {
+            self.seen.retain(|v| v >= base);
+            self.pruned_to = base;
+        }
     }
 
     #[inline]
@@ -131,7 +144,7 @@ impl Novelty {
     pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
         for l in [&mut self.exact, &mut self.masked] {
             if l.seen.len() as u64 > retained / 2 + 1024 {
-                l.seen.retain(|v| v >= base);
+                l.forget_before(base);
             }
         }
     }
@@ -148,6 +161,33 @@ mod tests {
             tokens.push(c as u32, |h, num, this| n.token(h, num, i as u64 + u64::from(this)));
         }
         n
+    }
+
+    #[test]
+    fn pruning_forgets_what_was_last_seen_before_the_base_and_only_that() {
+        let horizon = u64::MAX / 2;
+        let mut l = Ledger::new(64);
+        // Token t at position t: bigram (t - 1, t) last seen at t.
+        for t in 1..=1000u64 {
+            l.token(t, t, horizon);
+        }
+        l.forget_before(600);
+        assert_eq!(l.seen.len(), 401);
+        assert_eq!(l.pruned_to, 600);
+        // A bigram last seen before the base is news again; one after it is not.
+        let novel = l.novel.len();
+        l.prev = 99;
+        l.token(100, 1001, horizon);
+        assert_eq!(l.novel.len(), novel + 1);
+        l.prev = 699;
+        l.token(700, 1002, horizon);
+        assert_eq!(l.novel.len(), novel + 1);
+        // Pruning to the same base again has nothing to drop, and is skipped; a later base prunes.
+        l.forget_before(600);
+        assert_eq!(l.seen.get(mix64(99u64.rotate_left(29) ^ 100)), Some(1001));
+        l.forget_before(1001);
+        assert_eq!(l.pruned_to, 1001);
+        assert_eq!(l.seen.len(), 2);
     }
 
     #[test]

@@ -54,6 +54,21 @@ export function syntheticProse(seed: number, chars: number): string {
   return out;
 }
 
+/**
+ * Synthetic CJK text of `chars` chars: sentences of 8-30 ideographs drawn from 3,000, each ending with
+ * 。. Every char is a token here, so the bigram ledgers hold about one entry per char.
+ */
+function syntheticCjk(seed: number, chars: number): string {
+  const r = rng(seed);
+  let out = '';
+  while (out.length < chars) {
+    const n = 8 + (r() % 23);
+    for (let i = 0; i < n; i++) out += String.fromCharCode(0x4e00 + (r() % 3000));
+    out += '。';
+  }
+  return out.slice(0, chars);
+}
+
 /** Mixed realistic text of `chars` UTF-16 units: corpus files (normal + loops) between prose. */
 function mixedText(chars: number): string {
   const dir = corpusDir();
@@ -119,6 +134,9 @@ export async function run(report: (row: BenchRow) => void): Promise<void> {
     const ms = timeMs(size >= 1_000_000 ? 9 : size >= 100_000 ? 41 : 101, () => checkRepetition(text));
     report({ name: `wasm batch check ${label}`, value: ms, unit: 'ms', target });
   }
+
+  const cjk = syntheticCjk(7, 1_000_000);
+  report({ name: 'wasm batch check 1 MB of CJK text', value: timeMs(5, () => checkRepetition(cjk)), unit: 'ms', target: '' });
 
   const mb = mixedText(1_000_000);
   for (const [n, target] of [[64, '>= 20'], [4, '>= 5']] as const) {
