@@ -56,6 +56,9 @@ impl Iterator for Lowercase {
 pub(crate) fn lowercase(c: char) -> Lowercase {
     if c.is_ascii() {
         Lowercase::one(c.to_ascii_lowercase())
+    } else if crate::tokenize::in_letter_block(c) {
+        // CJK text is nearly all such chars, and they have no case: no table search.
+        Lowercase::one(c)
     } else {
         lowercase_non_ascii(c)
     }

@@ -6,7 +6,7 @@
 //! terminator stay with the sentence they close.
 
 use crate::text::SourcePos;
-use crate::tokenize::is_alphanumeric;
+use crate::tokenize::{is_alphanumeric, is_whitespace};
 
 /// Abbreviations (lowercase, without the final dot) after which a period is not a sentence end.
 const ABBREVIATIONS: &[&str] = &[
@@ -195,7 +195,7 @@ impl SentenceSplitter {
         self.at.byte += len as u64;
         self.at.utf16 += c.len_utf16() as u64;
         self.bytes += len;
-        if !c.is_whitespace() {
+        if !is_whitespace(c) {
             if self.first.is_none() {
                 self.first = Some(start);
             }

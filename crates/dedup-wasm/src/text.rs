@@ -115,7 +115,7 @@ impl NormStream {
         let blen = c.len_utf8() as u8;
         self.consumed.byte += u64::from(blen);
         self.consumed.utf16 += if blen == 4 { 2 } else { 1 };
-        if c.is_whitespace() {
+        if crate::tokenize::is_whitespace(c) {
             if self.in_space {
                 return;
             }

@@ -33,14 +33,33 @@ pub(crate) fn is_alphanumeric(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
-    if ALL_LETTERS.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32))) {
+    if in_letter_block(c) {
         return true;
     }
     c.is_alphanumeric()
 }
 
-/// Blocks whose every code point is a letter (CJK extension A, CJK unified ideographs, hangul
-/// syllables). A test checks each code point against the standard library.
+/// True for a char of a block whose every code point is a letter without case (CJK ideographs, hangul
+/// syllables): such a char is alphanumeric, is no whitespace, and is its own lowercase.
+#[inline]
+pub(crate) fn in_letter_block(c: char) -> bool {
+    ALL_LETTERS.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32)))
+}
+
+/// Exactly `char::is_whitespace`, without its Unicode table: outside ASCII, White_Space is these
+/// eighteen code points (a test checks every code point against the standard library). The
+/// normalizer and the splitter ask this of every char.
+#[inline]
+pub(crate) fn is_whitespace(c: char) -> bool {
+    match c as u32 {
+        0x09..=0x0D | 0x20 => true,
+        0..=0x7F => false,
+        n => matches!(n, 0x85 | 0xA0 | 0x1680 | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000),
+    }
+}
+
+/// Blocks whose every code point is a letter without case (CJK extension A, CJK unified ideographs,
+/// hangul syllables). Tests check each code point against the standard library.
 const ALL_LETTERS: [(u32, u32); 3] = [(0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
 
 /// One token found by [`for_each_token`]: byte range in the source and a hash of its lowercased form.
@@ -200,6 +219,21 @@ mod tests {
         }
         for c in (0..=0x2FFFFu32).filter_map(char::from_u32) {
             assert_eq!(is_alphanumeric(c), c.is_alphanumeric(), "U+{:04X}", c as u32);
+        }
+    }
+
+    #[test]
+    fn letter_blocks_hold_caseless_letters_only() {
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| in_letter_block(c)) {
+            assert!(c.is_alphanumeric() && !c.is_whitespace(), "U+{:04X}", c as u32);
+            assert!(c.to_lowercase().eq(std::iter::once(c)), "U+{:04X} has a lowercase form", c as u32);
+        }
+    }
+
+    #[test]
+    fn the_fast_whitespace_test_agrees_with_the_standard_library() {
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            assert_eq!(is_whitespace(c), c.is_whitespace(), "U+{:04X}", c as u32);
         }
     }
 
