@@ -11,7 +11,7 @@
 //! - keys are well-mixed hashes, and the two bits of a key come from its high bits, which the index
 //!   (slot = low bits) does not use, so a filter hit says nothing about where the index probes.
 
-use crate::table::nonzero_key;
+use crate::table::{nonzero_key, zeroed};
 
 /// Bits per key the filter is sized for. With two bits set per key, a filter at its capacity
 /// answers "maybe" for about one absent key in twenty.
@@ -31,7 +31,7 @@ impl KeyFilter {
     /// An empty filter sized for `keys` keys.
     pub(crate) fn with_capacity(keys: usize) -> Self {
         let bits = keys.saturating_mul(BITS_PER_KEY).next_power_of_two().max(MIN_BITS);
-        KeyFilter { words: vec![0; bits / 64], shift: 64 - bits.trailing_zeros(), capacity: keys }
+        KeyFilter { words: zeroed(bits / 64), shift: 64 - bits.trailing_zeros(), capacity: keys }
     }
 
     /// A filter sized for `room` keys holding `keys`.

@@ -219,7 +219,7 @@ impl NgramPass {
                 self.sparse.insert(g, pos);
                 self.sparse_filter.add(g);
                 if self.sparse.len() > self.sparse_filter.capacity() {
-                    self.sparse_filter = KeyFilter::of(self.sparse.keys(), 2 * self.sparse.len());
+                    self.refilter();
                 }
             }
             self.next_sparse = (pos / self.step + 1) * self.step;
@@ -243,8 +243,13 @@ impl NgramPass {
         if self.sparse.len() as u64 > 2 * live_estimate {
             self.sparse.retain(|v| v >= base + GRAM as u64);
             // The filter forgets nothing, so it is made again from what the index kept.
-            self.sparse_filter = KeyFilter::of(self.sparse.keys(), 2 * self.sparse.len().max(SMALL_TABLE));
+            self.refilter();
         }
+    }
+
+    /// Makes the sparse index's filter again from its keys, with room for as many again.
+    fn refilter(&mut self) {
+        self.sparse_filter = KeyFilter::of(self.sparse.keys(), 2 * self.sparse.len().max(SMALL_TABLE));
     }
 
     /// Joins a closed segment to the current chain or starts a new chain; returns the chain that

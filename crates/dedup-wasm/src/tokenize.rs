@@ -36,7 +36,7 @@ pub(crate) fn is_alphanumeric(c: char) -> bool {
     if in_letter_block(c) {
         return true;
     }
-    if NO_ALPHANUMERICS.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32))) {
+    if in_ranges(&NO_ALPHANUMERICS, c) {
         return false;
     }
     c.is_alphanumeric()
@@ -59,7 +59,13 @@ const NO_ALPHANUMERICS: [(u32, u32); 7] = [
 /// syllables): such a char is alphanumeric, is no whitespace, and is its own lowercase.
 #[inline]
 pub(crate) fn in_letter_block(c: char) -> bool {
-    ALL_LETTERS.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32)))
+    in_ranges(&ALL_LETTERS, c)
+}
+
+/// True when `c` lies in one of the inclusive code point ranges.
+#[inline]
+fn in_ranges(ranges: &[(u32, u32)], c: char) -> bool {
+    ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32)))
 }
 
 /// Exactly `char::is_whitespace`, without its Unicode table: outside ASCII, White_Space is these
