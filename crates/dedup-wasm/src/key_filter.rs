@@ -34,11 +34,16 @@ impl KeyFilter {
         KeyFilter { words: zeroed(bits / 64), shift: 64 - bits.trailing_zeros(), capacity: keys }
     }
 
-    /// A filter sized for `room` keys holding `keys`.
-    pub(crate) fn of(keys: impl Iterator<Item = u64>, room: usize) -> Self {
+    /// A filter sized for `room` keys holding the keys of a table's slots, where 0 is an empty slot
+    /// and adds nothing. Which slots are empty is as random as the keys, so the zeros are masked out
+    /// rather than branched over.
+    pub(crate) fn of_slot_keys(slot_keys: impl Iterator<Item = u64>, room: usize) -> Self {
         let mut filter = KeyFilter::with_capacity(room);
-        for k in keys {
-            filter.add(k);
+        for k in slot_keys {
+            let keep = u64::from(k != 0).wrapping_neg();
+            for b in filter.bits(k) {
+                filter.words[b / 64] |= (1 << (b % 64)) & keep;
+            }
         }
         filter
     }
@@ -97,10 +102,12 @@ mod tests {
     }
 
     #[test]
-    fn a_filter_made_of_keys_holds_them() {
-        let keys: Vec<u64> = (0..500u64).map(mix64).collect();
-        let f = KeyFilter::of(keys.iter().copied(), 1000);
+    fn a_filter_made_of_slot_keys_holds_them_and_no_empty_slot() {
+        let keys: Vec<u64> = (0..500u64).map(|k| if k % 3 == 0 { 0 } else { mix64(k) }).collect();
+        let f = KeyFilter::of_slot_keys(keys.iter().copied(), 1000);
         assert_eq!(f.capacity(), 1000);
-        assert!(keys.iter().all(|&k| f.may_contain(k)));
+        assert!(keys.iter().filter(|&&k| k != 0).all(|&k| f.may_contain(k)));
+        let empty = KeyFilter::of_slot_keys(std::iter::repeat(0).take(100), 1000);
+        assert!(empty.words.iter().all(|&w| w == 0));
     }
 }

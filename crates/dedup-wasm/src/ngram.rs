@@ -249,7 +249,7 @@ impl NgramPass {
 
     /// Makes the sparse index's filter again from its keys, with room for as many again.
     fn refilter(&mut self) {
-        self.sparse_filter = KeyFilter::of(self.sparse.keys(), 2 * self.sparse.len().max(SMALL_TABLE));
+        self.sparse_filter = KeyFilter::of_slot_keys(self.sparse.slot_keys(), 2 * self.sparse.len().max(SMALL_TABLE));
     }
 
     /// Joins a closed segment to the current chain or starts a new chain; returns the chain that

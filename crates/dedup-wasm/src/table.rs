@@ -94,35 +94,55 @@ impl PosTable {
         }
     }
 
-    /// The keys held, as stored (see [`nonzero_key`]), in no particular order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.slots.iter().map(|s| s[0]).filter(|&k| k != 0)
+    /// The key of every slot, in slot order: a key as stored (see [`nonzero_key`]), or 0 for an
+    /// empty slot.
+    pub(crate) fn slot_keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().map(|s| s[0])
     }
 
     /// Keeps only entries whose value satisfies `keep` (used to drop positions that left a window).
     pub(crate) fn retain(&mut self, keep: impl Fn(u64) -> bool) {
-        let old = std::mem::take(&mut self.slots);
-        let live = old.iter().filter(|[k, v]| *k != 0 && keep(*v)).count();
+        let mut old = std::mem::take(&mut self.slots);
+        let live = compact(&mut old, |[k, v]| k != 0 && keep(v));
         *self = PosTable::with_capacity(live.max(old.len() / 4));
-        for [k, v] in old {
-            if k != 0 && keep(v) {
-                self.insert(k, v);
-            }
-        }
+        self.place_all(&old[..live]);
     }
 
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
+        let mut old = std::mem::take(&mut self.slots);
         let slots = old.len() * 2;
         self.slots = zeroed(slots);
         self.mask = slots - 1;
-        self.len = 0;
-        for [k, v] in old {
-            if k != 0 {
-                self.insert(k, v);
-            }
-        }
+        let live = compact(&mut old, |[k, _]| k != 0);
+        self.place_all(&old[..live]);
     }
+
+    /// Adds entries whose keys are distinct and not in the table (a rebuild). With no key to find,
+    /// a probe only looks for an empty slot.
+    fn place_all(&mut self, entries: &[Slot]) {
+        for &entry in entries {
+            let mut i = (entry[0] as usize) & self.mask;
+            while self.slots[i][0] != 0 {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = entry;
+        }
+        self.len = entries.len();
+    }
+}
+
+/// Moves the slots satisfying `keep` to the front of `slots`, in order, and returns how many there
+/// are. Which slots are occupied is as random as the keys, so a branch on it would be mispredicted
+/// about every other slot: each slot is written forward unconditionally and the count advanced by
+/// the test's result.
+fn compact(slots: &mut [Slot], keep: impl Fn(Slot) -> bool) -> usize {
+    let mut n = 0;
+    for i in 0..slots.len() {
+        let s = slots[i];
+        slots[n] = s;
+        n += usize::from(keep(s));
+    }
+    n
 }
 
 #[cfg(test)]
