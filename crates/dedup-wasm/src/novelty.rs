@@ -25,19 +25,23 @@ pub(crate) enum Gain {
     NumbersMasked,
 }
 
-/// Never-seen bigrams of one kind, by position.
-struct Ledger {
-    seen: PosTable,
-    prev: u64,
-    /// Positions (normalized chars) where a never-seen bigram ended, oldest first.
-    novel: VecDeque<u64>,
-    /// The base `seen` was last pruned to: every entry since holds a position at or after it.
+/// The bigrams seen, of both kinds, by the position where each was last seen.
+///
+/// One table serves both kinds. A bigram of two words is the same bigram in both, and most bigrams
+/// are of words, so two tables would hold the same keys twice and probe for them twice; one with a
+/// number differs between the kinds (the masked one has [`NUMBER_TOKEN`], which no exact bigram
+/// has), so the kinds never answer for each other.
+struct Seen {
+    table: PosTable,
+    /// The base the table was last pruned to: every entry since holds a position at or after it.
     pruned_to: u64,
 }
 
-impl Ledger {
-    fn new(capacity: usize) -> Self {
-        Ledger { seen: PosTable::with_capacity(capacity), prev: 0, novel: VecDeque::new(), pruned_to: 0 }
+impl Seen {
+    /// Records `bigram` at `end`; true when it was never seen (since pruning, see [`Seen::forget_before`]).
+    #[inline]
+    fn first_sight(&mut self, bigram: u64, end: u64) -> bool {
+        self.table.insert(bigram, end).is_none()
     }
 
     /// Drops the bigrams last seen before `base`. Pruning to the base of the last time would drop
@@ -46,16 +50,36 @@ impl Ledger {
     /// no effect (quadratic in a batch, whose base never moves).
     fn forget_before(&mut self, base: u64) {
         if base > self.pruned_to {
-            self.seen.retain(|v| v >= base);
+            self.table.retain(|v| v >= base);
             self.pruned_to = base;
         }
     }
+}
 
+/// Where the never-seen bigrams of one kind ended.
+struct Ledger {
+    /// The last token, as this kind sees it.
+    prev: u64,
+    /// Positions (normalized chars) where a never-seen bigram ended, oldest first.
+    novel: VecDeque<u64>,
+}
+
+impl Ledger {
+    fn new() -> Self {
+        Ledger { prev: 0, novel: VecDeque::new() }
+    }
+
+    /// The bigram that token `t` ends.
     #[inline]
-    fn token(&mut self, t: u64, end: u64, horizon: u64) {
+    fn bigram(&mut self, t: u64) -> u64 {
         let bigram = mix64(self.prev.rotate_left(29) ^ t);
         self.prev = t;
-        if self.seen.insert(bigram, end).is_none() {
+        bigram
+    }
+
+    #[inline]
+    fn record(&mut self, novel: bool, end: u64, horizon: u64) {
+        if novel {
             self.novel.push_back(end);
         }
         while let Some(&front) = self.novel.front() {
@@ -82,6 +106,7 @@ impl Ledger {
 }
 
 pub(crate) struct Novelty {
+    seen: Seen,
     exact: Ledger,
     masked: Ledger,
     horizon: u64,
@@ -104,14 +129,19 @@ impl Novelty {
         // About one new bigram per 16 chars: prose has a word every six chars, and repeats some
         // bigrams; a looping text has far fewer, and its tables are zeroed, never filled.
         let capacity = (expected / 16).max(SMALL_TABLE);
-        Novelty { exact: Ledger::new(capacity), masked: Ledger::new(capacity), horizon }
+        Novelty { seen: Seen { table: PosTable::with_capacity(capacity), pruned_to: 0 }, exact: Ledger::new(), masked: Ledger::new(), horizon }
     }
 
     /// Records a token (from [`crate::tokenize::TokenStream`]) that ended at normalized position `end`.
     #[inline]
     pub(crate) fn token(&mut self, hash: u64, is_number: bool, end: u64) {
-        self.exact.token(hash, end, self.horizon);
-        self.masked.token(if is_number { NUMBER_TOKEN } else { hash }, end, self.horizon);
+        let exact = self.exact.bigram(hash);
+        let masked = self.masked.bigram(if is_number { NUMBER_TOKEN } else { hash });
+        let exact_novel = self.seen.first_sight(exact, end);
+        // Equal keys are the same bigram (two words): it was just looked up.
+        let masked_novel = if masked == exact { exact_novel } else { self.seen.first_sight(masked, end) };
+        self.exact.record(exact_novel, end, self.horizon);
+        self.masked.record(masked_novel, end, self.horizon);
     }
 
     /// Number of novel bigrams that ended in `[start, end)` (within the horizon).
@@ -140,12 +170,10 @@ impl Novelty {
         }
     }
 
-    /// Forgets bigrams last seen before `base` once they dominate the tables.
+    /// Forgets bigrams last seen before `base` once they dominate the table.
     pub(crate) fn forget_before(&mut self, base: u64, retained: u64) {
-        for l in [&mut self.exact, &mut self.masked] {
-            if l.seen.len() as u64 > retained / 2 + 1024 {
-                l.forget_before(base);
-            }
+        if self.seen.table.len() as u64 > retained / 2 + 1024 {
+            self.seen.forget_before(base);
         }
     }
 }
@@ -165,29 +193,46 @@ mod tests {
 
     #[test]
     fn pruning_forgets_what_was_last_seen_before_the_base_and_only_that() {
-        let horizon = u64::MAX / 2;
-        let mut l = Ledger::new(64);
-        // Token t at position t: bigram (t - 1, t) last seen at t.
+        let mut n = Novelty::new(u64::MAX / 2);
+        // Token t at position t: bigram (t - 1, t) last seen at t, one entry for both kinds.
         for t in 1..=1000u64 {
-            l.token(t, t, horizon);
+            n.token(t, false, t);
         }
-        l.forget_before(600);
-        assert_eq!(l.seen.len(), 401);
-        assert_eq!(l.pruned_to, 600);
-        // A bigram last seen before the base is news again; one after it is not.
-        let novel = l.novel.len();
-        l.prev = 99;
-        l.token(100, 1001, horizon);
-        assert_eq!(l.novel.len(), novel + 1);
-        l.prev = 699;
-        l.token(700, 1002, horizon);
-        assert_eq!(l.novel.len(), novel + 1);
+        assert_eq!(n.seen.table.len(), 1000);
+        n.seen.forget_before(600);
+        assert_eq!(n.seen.table.len(), 401);
+        assert_eq!(n.seen.pruned_to, 600);
+        // A bigram last seen before the base is news again, to both kinds; one after it is not.
+        let (exact, masked) = (n.exact.novel.len(), n.masked.novel.len());
+        n.exact.prev = 99;
+        n.masked.prev = 99;
+        n.token(100, false, 1001);
+        assert_eq!((n.exact.novel.len(), n.masked.novel.len()), (exact + 1, masked + 1));
+        n.exact.prev = 699;
+        n.masked.prev = 699;
+        n.token(700, false, 1002);
+        assert_eq!((n.exact.novel.len(), n.masked.novel.len()), (exact + 1, masked + 1));
         // Pruning to the same base again has nothing to drop, and is skipped; a later base prunes.
-        l.forget_before(600);
-        assert_eq!(l.seen.get(mix64(99u64.rotate_left(29) ^ 100)), Some(1001));
-        l.forget_before(1001);
-        assert_eq!(l.pruned_to, 1001);
-        assert_eq!(l.seen.len(), 2);
+        n.seen.forget_before(600);
+        assert_eq!(n.seen.table.get(mix64(99u64.rotate_left(29) ^ 100)), Some(1001));
+        n.seen.forget_before(1001);
+        assert_eq!(n.seen.pruned_to, 1001);
+        assert_eq!(n.seen.table.len(), 2);
+    }
+
+    #[test]
+    fn one_table_answers_each_kind_as_two_would() {
+        // "step 1", "step 2": new to the exact kind each time, and to the masked kind once; words
+        // around them are new once to both.
+        let text = "run step 1 now. run step 2 now. run step 3 now. ";
+        let n = feed(text);
+        let first = text.find("step 2").unwrap() as u64;
+        // From "step 2" on, exact sees "step 2", "2 now", "step 3" and "3 now" as new.
+        assert_eq!(n.novel_in_by(Gain::Exact, first, text.len() as u64 + 1), 4);
+        assert_eq!(n.novel_in_by(Gain::NumbersMasked, first, text.len() as u64 + 1), 0);
+        // Masked keys of number bigrams are held apart from every exact key.
+        let words_only = feed("run step now. run step now. ");
+        assert!(n.seen.table.len() > words_only.seen.table.len() + 4);
     }
 
     #[test]
