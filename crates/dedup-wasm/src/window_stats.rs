@@ -30,19 +30,16 @@ impl Kinds {
     fn bucket(h: u64) -> usize {
         (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BUCKET_BITS)) as usize
     }
+    // Whether a bucket was empty is as random as the hash, so it is added, not branched on.
     #[inline]
     fn add(&mut self, b: usize) {
-        if self.counts[b] == 0 {
-            self.distinct += 1;
-        }
+        self.distinct += usize::from(self.counts[b] == 0);
         self.counts[b] += 1;
     }
     #[inline]
     fn remove(&mut self, b: usize) {
         self.counts[b] -= 1;
-        if self.counts[b] == 0 {
-            self.distinct -= 1;
-        }
+        self.distinct -= usize::from(self.counts[b] == 0);
     }
 }
 
