@@ -122,12 +122,12 @@ impl Novelty {
         Novelty::with_expected(horizon, 0)
     }
 
-    /// Like [`Novelty::new`], with tables sized at once for a text of `expected` chars (a batch
-    /// knows its length; 0: unknown). Otherwise a batch check grows each table a dozen times, and
-    /// each growth rehashes it (1.5% of a 300 KB check's instructions, 2% in wasm).
+    /// Like [`Novelty::new`], with its table sized at once for a text of `expected` chars (a batch
+    /// knows its length; 0: unknown). Otherwise a batch check grows the table a dozen times, and
+    /// each growth rehashes it.
     pub(crate) fn with_expected(horizon: u64, expected: usize) -> Self {
         // About one new bigram per 16 chars: prose has a word every six chars, and repeats some
-        // bigrams; a looping text has far fewer, and its tables are zeroed, never filled.
+        // bigrams; a looping text has far fewer, and its table is zeroed, never filled.
         let capacity = (expected / 16).max(SMALL_TABLE);
         Novelty { seen: Seen { table: PosTable::with_capacity(capacity), pruned_to: 0 }, exact: Ledger::new(), masked: Ledger::new(), horizon }
     }

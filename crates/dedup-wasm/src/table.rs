@@ -117,8 +117,8 @@ impl PosTable {
         self.place_all(&old[..live]);
     }
 
-    /// Adds entries whose keys are distinct and not in the table (a rebuild). With no key to find,
-    /// a probe only looks for an empty slot.
+    /// Fills the table, empty and large enough, with entries whose keys are distinct (a rebuild).
+    /// With no key to find, a probe only looks for an empty slot.
     fn place_all(&mut self, entries: &[Slot]) {
         for &entry in entries {
             let mut i = (entry[0] as usize) & self.mask;
