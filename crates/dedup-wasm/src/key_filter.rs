@@ -40,10 +40,7 @@ impl KeyFilter {
     pub(crate) fn of_slot_keys(slot_keys: impl Iterator<Item = u64>, room: usize) -> Self {
         let mut filter = KeyFilter::with_capacity(room);
         for k in slot_keys {
-            let keep = u64::from(k != 0).wrapping_neg();
-            for b in filter.bits(k) {
-                filter.words[b / 64] |= (1 << (b % 64)) & keep;
-            }
+            filter.set_bits(k, u64::from(k != 0).wrapping_neg());
         }
         filter
     }
@@ -64,8 +61,15 @@ impl KeyFilter {
 
     #[inline]
     pub(crate) fn add(&mut self, key: u64) {
+        self.set_bits(key, u64::MAX);
+    }
+
+    /// Sets the bits of `key` where `mask` is all ones; with a mask of 0 it sets nothing. (A constant
+    /// mask, as `add` passes, compiles away.)
+    #[inline]
+    fn set_bits(&mut self, key: u64, mask: u64) {
         for b in self.bits(key) {
-            self.words[b / 64] |= 1 << (b % 64);
+            self.words[b / 64] |= (1 << (b % 64)) & mask;
         }
     }
 
