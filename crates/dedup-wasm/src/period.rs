@@ -524,7 +524,7 @@ impl LoopRules {
     }
 
     /// Records a token that ended at normalized position `end` (information gain).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_token(&mut self, hash: u64, is_number: bool, end: u64) {
         self.novelty.token(hash, is_number, end);
     }
